@@ -1,0 +1,7 @@
+// The qwen35 command's subcommands, one file each; main.cpp registers them.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+void add_logits_command(CLI::App& app);
+void add_generate_command(CLI::App& app);

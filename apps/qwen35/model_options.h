@@ -1,0 +1,41 @@
+// Options every model-running subcommand shares (--model, --backend, --threads,
+// --kv-dtype, --ctx) and loading the model they name, or the built-in default:
+// random weights in the real Qwen3.5-0.8B shape, made on the fly.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "qwen35/backend.h"
+#include "qwen35/model.h"
+
+namespace qwen35::app {
+
+struct ModelOptions {
+  std::string model_dir;  // empty: the built-in random-weight 0.8B model
+  std::string backend = "cpu";
+  unsigned threads = 0;
+  std::string kv_dtype = "bf16";
+  uint32_t context = 4096;
+  uint64_t seed = 0;  // random weights only
+
+  void add_to(CLI::App& command);
+  KvDtype parsed_kv_dtype() const;
+};
+
+struct LoadedModel {
+  std::unique_ptr<GpuBackend> backend;
+  std::unique_ptr<Model> model;
+  std::string description;  // what was loaded, for the user
+};
+
+// Opens the checkpoint (or makes the default), prints what it is to stderr.
+LoadedModel load_model(const ModelOptions& options);
+
+// "1,2,3" -> {1, 2, 3}; throws Error naming the bad item.
+std::vector<int32_t> parse_token_list(const std::string& text);
+
+}  // namespace qwen35::app

@@ -1,0 +1,156 @@
+// GpuBackend: the only door between the vendor-free core and a device. Device
+// memory, streams, and kernels that are resolved once by name into typed handles
+// and launched with a typed argument struct. The core never picks launch
+// geometry: each backend decides that inside its kernels.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "qwen35/error.h"
+
+namespace qwen35 {
+
+// A device address. On host-memory backends it is a plain pointer; on GPUs the
+// backend maps it to its own buffers. Offsets are byte arithmetic, as on CUDA.
+struct DevicePtr {
+  uint64_t address = 0;
+
+  bool is_null() const { return address == 0; }
+  DevicePtr offset(size_t bytes) const { return DevicePtr{address + bytes}; }
+  // Offset by `count` elements of T.
+  template <typename T>
+  DevicePtr at(size_t count) const {
+    return offset(count * sizeof(T));
+  }
+  friend bool operator==(DevicePtr, DevicePtr) = default;
+};
+
+struct Stream {
+  uint64_t id = 0;
+};
+
+struct KernelHandle {
+  uint64_t id = 0;
+};
+
+class GpuBackend {
+ public:
+  virtual ~GpuBackend() = default;
+
+  // "cpu", "reference", ...; and a line about the device for logs.
+  virtual std::string name() const = 0;
+  virtual std::string device_description() const = 0;
+
+  // Memory. allocate throws Error when the device is out of memory.
+  virtual DevicePtr allocate(size_t bytes) = 0;
+  virtual void release(DevicePtr ptr) = 0;
+  // Copies are ordered on `stream`; host memory passed to upload must stay valid
+  // until the stream is synchronized.
+  virtual void upload(DevicePtr dst, const void* src, size_t bytes, Stream stream) = 0;
+  virtual void download(void* dst, DevicePtr src, size_t bytes, Stream stream) = 0;
+  virtual void copy(DevicePtr dst, DevicePtr src, size_t bytes, Stream stream) = 0;
+  virtual void fill(DevicePtr dst, uint8_t byte_value, size_t bytes, Stream stream) = 0;
+  // Backends that compute in host memory alias `host` instead of copying it
+  // (memory-mapped weights stay shared with the page cache). Others return nullopt.
+  virtual std::optional<DevicePtr> map_host(const void* host, size_t bytes) {
+    (void)host;
+    (void)bytes;
+    return std::nullopt;
+  }
+
+  // Streams.
+  virtual Stream default_stream() = 0;
+  virtual void synchronize(Stream stream) = 0;
+
+  // Kernels. find_kernel returns nullopt when the backend has no kernel of that
+  // name, and throws Error when it has one taking a different argument struct.
+  virtual std::optional<KernelHandle> find_kernel(std::string_view name, std::string_view args_type) = 0;
+  virtual void launch(KernelHandle kernel, const void* args, size_t args_bytes, Stream stream) = 0;
+};
+
+// A kernel handle typed by its argument struct: launching with the wrong
+// arguments does not compile, and a missing kernel is found at resolve time.
+template <typename Args>
+class Kernel {
+ public:
+  Kernel() = default;
+  explicit Kernel(KernelHandle handle) : handle_(handle), valid_(true) {}
+  bool valid() const { return valid_; }
+  KernelHandle handle() const { return handle_; }
+
+ private:
+  KernelHandle handle_;
+  bool valid_ = false;
+};
+
+// Resolves `name` or throws Error naming the kernel, its argument type and the backend.
+template <typename Args>
+Kernel<Args> resolve_kernel(GpuBackend& gpu, std::string_view name) {
+  std::optional<KernelHandle> handle = gpu.find_kernel(name, Args::kTypeName);
+  if (!handle) fail("backend '{}' has no kernel '{}' ({})", gpu.name(), name, Args::kTypeName);
+  return Kernel<Args>(*handle);
+}
+
+// Resolves `name` if the backend has it; an invalid handle otherwise.
+template <typename Args>
+Kernel<Args> try_resolve_kernel(GpuBackend& gpu, std::string_view name) {
+  std::optional<KernelHandle> handle = gpu.find_kernel(name, Args::kTypeName);
+  return handle ? Kernel<Args>(*handle) : Kernel<Args>();
+}
+
+template <typename Args>
+void launch(GpuBackend& gpu, const Kernel<Args>& kernel, const Args& args, Stream stream) {
+  QWEN35_ASSERT(kernel.valid());
+  gpu.launch(kernel.handle(), &args, sizeof(Args), stream);
+}
+
+// Owns one device allocation; move-only.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(GpuBackend& gpu, size_t bytes) : gpu_(&gpu), ptr_(gpu.allocate(bytes)), bytes_(bytes) {}
+  ~DeviceBuffer() { reset(); }
+  DeviceBuffer(DeviceBuffer&& other) noexcept { *this = std::move(other); }
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+    if (this != &other) {
+      reset();
+      gpu_ = std::exchange(other.gpu_, nullptr);
+      ptr_ = std::exchange(other.ptr_, DevicePtr{});
+      bytes_ = std::exchange(other.bytes_, 0);
+    }
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  DevicePtr ptr() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+  void reset() {
+    if (gpu_ && !ptr_.is_null()) gpu_->release(ptr_);
+    gpu_ = nullptr;
+    ptr_ = DevicePtr{};
+    bytes_ = 0;
+  }
+
+ private:
+  GpuBackend* gpu_ = nullptr;
+  DevicePtr ptr_;
+  size_t bytes_ = 0;
+};
+
+struct BackendOptions {
+  unsigned threads = 0;  // CPU backends: 0 = all cores
+  int device = 0;        // GPU backends: device index
+};
+
+// The registry of compiled-in backends (src/backends/registry.cpp).
+std::unique_ptr<GpuBackend> create_backend(std::string_view name, const BackendOptions& options = {});
+std::string available_backends();  // "cpu, reference"
+
+}  // namespace qwen35

@@ -1,0 +1,37 @@
+// Element types of tensors in checkpoints and on devices, and the exact scalar
+// conversions between them (these are the specification the kernels follow).
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string_view>
+
+namespace qwen35 {
+
+enum class DType : uint8_t { kF32, kF16, kBF16, kF64, kI64, kI32, kI16, kI8, kU8, kU32, kBool, kF8E4M3 };
+
+// Bytes per element.
+size_t dtype_size(DType dtype);
+// The safetensors spelling ("F32", "BF16", ...).
+std::string_view dtype_name(DType dtype);
+// Parses the safetensors spelling; nullopt for an unknown string.
+std::optional<DType> parse_dtype(std::string_view name);
+
+inline float bf16_to_f32(uint16_t bits) {
+  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
+
+// Round to nearest even; NaN stays NaN (quiet).
+inline uint16_t f32_to_bf16(float value) {
+  uint32_t bits = std::bit_cast<uint32_t>(value);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+float f16_to_f32(uint16_t bits);
+uint16_t f32_to_f16(float value);
+
+}  // namespace qwen35

@@ -1,0 +1,109 @@
+// The model driver (the caller's side of the forwards): weights checked and
+// placed on a backend once, and a Session that owns the KV caches and Gated
+// DeltaNet states of one sequence and decodes one token at a time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "qwen35/backend.h"
+#include "qwen35/checkpoint.h"
+#include "qwen35/config.h"
+#include "qwen35/forward.h"
+#include "qwen35/kernels.h"
+#include "qwen35/quant_weights.h"
+
+namespace qwen35 {
+
+class Model {
+ public:
+  // Checks every tensor's presence, dtype and shape against `config` and puts
+  // it on `gpu`. Tensor names are `prefix` + the Hugging Face names (spec 2.1).
+  // Throws Error naming the tensor and its file on any mismatch.
+  static std::unique_ptr<Model> load(GpuBackend& gpu, const Qwen35ForwardConfig& config,
+                                     std::shared_ptr<const TensorSource> tensors, const std::string& prefix);
+
+  const Qwen35ForwardConfig& config() const { return config_; }
+  GpuBackend& backend() const { return *gpu_; }
+  // Bytes of weights a decode step reads (every matrix once, plus one embedding row).
+  size_t weight_bytes_per_token() const;
+  std::string weight_format() const;
+
+  struct Layer {
+    std::variant<FullAttentionLayer, LinearAttentionLayer> weights;
+  };
+  const std::vector<Layer>& layers() const { return layers_; }
+  const QuantWeights& embedding() const { return *embedding_; }
+  const QuantWeights& lm_head() const { return *lm_head_; }
+  DevicePtr final_norm() const { return final_norm_.ptr(); }
+
+ private:
+  class Builder;
+  Model() = default;
+
+  Qwen35ForwardConfig config_;
+  GpuBackend* gpu_ = nullptr;
+  std::shared_ptr<const TensorSource> tensors_;  // mapped weights may alias it
+  std::vector<std::unique_ptr<QuantWeights>> matrices_;
+  std::vector<DeviceBuffer> vectors_;  // norms, conv weights, A_log, dt_bias as f32
+  std::vector<Layer> layers_;
+  const QuantWeights* embedding_ = nullptr;
+  const QuantWeights* lm_head_ = nullptr;
+  DeviceBuffer final_norm_;
+};
+
+// One sequence's decode state on a model: KV caches of `capacity` tokens and the
+// recurrent states, with the scratch the forwards need.
+class Session {
+ public:
+  Session(const Model& model, uint32_t capacity, KvDtype kv_dtype);
+
+  // Runs token `token` at the next position and returns the logits [vocab].
+  // Throws Error, before changing any state, if the token id is outside the
+  // vocabulary or the context is full.
+  std::span<const float> decode(int32_t token);
+  // Back to an empty sequence (position 0, zero states).
+  void reset();
+
+  uint32_t position() const { return position_; }
+  uint32_t capacity() const { return capacity_; }
+  KvDtype kv_dtype() const { return kernels_.kv_dtype; }
+
+  // Called after every layer with the residual stream [hidden] (test and debug aid).
+  using LayerObserver = std::function<void(uint32_t layer, std::span<const float> hidden)>;
+  void set_layer_observer(LayerObserver observer) { layer_observer_ = std::move(observer); }
+  // Named intermediate buffers inside every layer (see DebugHook).
+  void set_debug_hook(DebugHook hook) { debug_hook_ = std::move(hook); }
+
+ private:
+  const Model& model_;
+  GpuBackend& gpu_;
+  Stream stream_;
+  Qwen35Kernels kernels_;
+  uint32_t capacity_;
+  uint32_t position_ = 0;
+  FullAttentionScratch full_scratch_;
+  LinearAttentionScratch linear_scratch_;
+  std::vector<LayerKvCache> kv_caches_;              // one per full-attention layer
+  std::vector<LinearAttentionState> linear_states_;  // one per Gated DeltaNet layer
+  DeviceBuffer x_;           // [H] residual stream
+  DeviceBuffer x_norm_;      // [H]
+  DeviceBuffer logits_dev_;  // [vocab]
+  DeviceBuffer step_params_;
+  std::vector<float> logits_;
+  std::vector<float> hidden_host_;
+  LayerObserver layer_observer_;
+  DebugHook debug_hook_;
+};
+
+// A checkpoint with random weights in the exact Hugging Face layout of `config`
+// (names under "model.language_model."), made deterministically from `seed`.
+// Used as the built-in default model and by tests and benchmarks.
+std::shared_ptr<TensorSource> make_random_weights(const Qwen35ForwardConfig& config, DType dtype, uint64_t seed);
+
+}  // namespace qwen35

@@ -1,0 +1,33 @@
+// The CPU backend: host memory, a persistent thread pool over all cores, and
+// kernels that split each launch across it. One file per op family registers
+// its kernels.
+#pragma once
+
+#include <vector>
+
+#include "host/host_backend.h"
+#include "host/thread_pool.h"
+
+namespace qwen35 {
+
+class CpuBackend final : public HostBackend {
+ public:
+  explicit CpuBackend(const BackendOptions& options);
+  std::string name() const override { return "cpu"; }
+  std::string device_description() const override;
+  ThreadPool& pool() { return pool_; }
+  // Float scratch for values shared by all threads of one launch (launches on
+  // the CPU run one at a time, so one buffer serves them all).
+  float* launch_scratch(size_t count);
+
+ private:
+  ThreadPool pool_;
+  std::vector<float> launch_scratch_;
+};
+
+void register_cpu_gemv_kernels(CpuBackend& cpu);
+void register_cpu_norm_kernels(CpuBackend& cpu);
+void register_cpu_attention_kernels(CpuBackend& cpu);
+void register_cpu_gdn_kernels(CpuBackend& cpu);
+
+}  // namespace qwen35

@@ -1,0 +1,104 @@
+// Gated DeltaNet kernels on the CPU: conv update + SiLU + L2 norm, decay and
+// beta, and the recurrent step. The step reads each head's state once and
+// writes it once, using out = decay S^T q + delta (k . q), which equals reading
+// q from the updated state (spec 3.2 step 7) without a third pass.
+#include <cmath>
+#include <vector>
+
+#include "cpu/cpu_backend.h"
+#include "cpu/cpu_math.h"
+#include "qwen35/kernels.h"
+
+namespace qwen35 {
+namespace {
+
+void conv_silu_l2norm(ThreadPool& pool, const ConvSiluL2NormArgs& a) {
+  const float* u = host_ptr<const float>(a.u);
+  float* state = host_ptr<float>(a.state);
+  const float* w = host_ptr<const float>(a.weight);
+  float* out = host_ptr<float>(a.out);
+  const uint32_t history = a.conv_kernel - 1;
+  pool.parallel_for(a.conv_dim, 1024, [&](size_t begin, size_t end) {
+    for (size_t c = begin; c < end; ++c) {
+      const float* wc = w + c * a.conv_kernel;
+      float acc = wc[history] * u[c];
+      for (uint32_t j = 0; j < history; ++j) acc += wc[j] * state[j * a.conv_dim + c];
+      out[c] = cpu::silu(acc);
+      for (uint32_t j = 0; j + 1 < history; ++j) state[j * a.conv_dim + c] = state[(j + 1) * a.conv_dim + c];
+      if (history > 0) state[size_t{history - 1} * a.conv_dim + c] = u[c];
+    }
+  });
+  for (uint32_t h = 0; h < 2 * a.n_heads_k; ++h) {
+    float* x = out + size_t{h} * a.head_dim_k;
+    const float scale = (h < a.n_heads_k ? a.q_scale : 1.0f) / std::sqrt(cpu::sum_squares(x, a.head_dim_k) + 1e-6f);
+    for (uint32_t i = 0; i < a.head_dim_k; ++i) x[i] *= scale;
+  }
+}
+
+void gdn_gate_beta(const GdnGateBetaArgs& a) {
+  for (uint32_t j = 0; j < a.n_heads_v; ++j) {
+    const float x = host_ptr<const float>(a.a)[j] + host_ptr<const float>(a.dt_bias)[j];
+    const float softplus = x > 20.0f ? x : std::log1p(std::exp(x));
+    host_ptr<float>(a.decay)[j] = std::exp(-std::exp(host_ptr<const float>(a.a_log)[j]) * softplus);
+    host_ptr<float>(a.beta)[j] = cpu::sigmoid(host_ptr<const float>(a.b)[j]);
+  }
+}
+
+void gdn_head(const GdnRecurrentArgs& a, uint32_t j, std::vector<float>& sk, std::vector<float>& sq) {
+  const uint32_t dk = a.head_dim_k, dv = a.head_dim_v;
+  const float* q_all = host_ptr<const float>(a.qkv);
+  const float* k_all = q_all + size_t{a.n_heads_k} * dk;
+  const float* v_all = k_all + size_t{a.n_heads_k} * dk;
+  const uint32_t kj = a.tiled_value_heads ? j % a.n_heads_k : j / (a.n_heads_v / a.n_heads_k);
+  const float* q = q_all + size_t{kj} * dk;
+  const float* k = k_all + size_t{kj} * dk;
+  const float* v = v_all + size_t{j} * dv;
+  float* S = host_ptr<float>(a.state) + size_t{j} * dk * dv;  // [dk, dv]
+  const float decay = host_ptr<const float>(a.decay)[j];
+  const float beta = host_ptr<const float>(a.beta)[j];
+
+  // Read pass: S^T k and S^T q of the old state.
+  sk.assign(dv, 0.0f);
+  sq.assign(dv, 0.0f);
+  float kq = 0;
+  for (uint32_t r = 0; r < dk; ++r) {
+    const float* row = S + size_t{r} * dv;
+    for (uint32_t c = 0; c < dv; ++c) {
+      sk[c] += row[c] * k[r];
+      sq[c] += row[c] * q[r];
+    }
+    kq += k[r] * q[r];
+  }
+  // delta = beta (v - decay S^T k); out = decay S^T q + delta (k . q).
+  float* out = host_ptr<float>(a.out) + size_t{j} * dv;
+  for (uint32_t c = 0; c < dv; ++c) {
+    const float delta = beta * (v[c] - decay * sk[c]);
+    out[c] = decay * sq[c] + delta * kq;
+    sk[c] = delta;
+  }
+  // Write pass: S = decay S + k delta^T.
+  for (uint32_t r = 0; r < dk; ++r) {
+    float* row = S + size_t{r} * dv;
+    for (uint32_t c = 0; c < dv; ++c) row[c] = decay * row[c] + k[r] * sk[c];
+  }
+}
+
+void gdn_recurrent(ThreadPool& pool, const GdnRecurrentArgs& a) {
+  pool.parallel_for(a.n_heads_v, 1, [&](size_t begin, size_t end) {
+    std::vector<float> sk, sq;
+    for (size_t j = begin; j < end; ++j) gdn_head(a, static_cast<uint32_t>(j), sk, sq);
+  });
+}
+
+}  // namespace
+
+void register_cpu_gdn_kernels(CpuBackend& cpu) {
+  ThreadPool& pool = cpu.pool();
+  cpu.register_kernel<ConvSiluL2NormArgs>("conv_silu_l2norm",
+                                          [&pool](const ConvSiluL2NormArgs& a) { conv_silu_l2norm(pool, a); });
+  cpu.register_kernel<GdnGateBetaArgs>("gdn_gate_beta", gdn_gate_beta);
+  cpu.register_kernel<GdnRecurrentArgs>("gdn_recurrent",
+                                        [&pool](const GdnRecurrentArgs& a) { gdn_recurrent(pool, a); });
+}
+
+}  // namespace qwen35

@@ -1,0 +1,70 @@
+// HostBackend: memory, streams and the kernel table for host-memory backends.
+#include "host_backend.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace qwen35 {
+namespace {
+// Cache-line and AVX-512 aligned, so SIMD kernels may use aligned loads.
+constexpr size_t kAlignment = 64;
+}  // namespace
+
+DevicePtr HostBackend::allocate(size_t bytes) {
+  const size_t rounded = (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
+  void* p = std::aligned_alloc(kAlignment, rounded);
+  if (p == nullptr) fail("backend '{}': out of host memory allocating {} bytes", name(), bytes);
+  return DevicePtr{reinterpret_cast<uintptr_t>(p)};
+}
+
+void HostBackend::release(DevicePtr ptr) { std::free(host_ptr<void>(ptr)); }
+
+void HostBackend::upload(DevicePtr dst, const void* src, size_t bytes, Stream) {
+  if (bytes) std::memcpy(host_ptr<void>(dst), src, bytes);
+}
+
+void HostBackend::download(void* dst, DevicePtr src, size_t bytes, Stream) {
+  if (bytes) std::memcpy(dst, host_ptr<void>(src), bytes);
+}
+
+void HostBackend::copy(DevicePtr dst, DevicePtr src, size_t bytes, Stream) {
+  if (bytes) std::memmove(host_ptr<void>(dst), host_ptr<void>(src), bytes);
+}
+
+void HostBackend::fill(DevicePtr dst, uint8_t byte_value, size_t bytes, Stream) {
+  if (bytes) std::memset(host_ptr<void>(dst), byte_value, bytes);
+}
+
+std::optional<DevicePtr> HostBackend::map_host(const void* host, size_t) {
+  // Kernels load whole elements, so only map data aligned for 4-byte types;
+  // anything else is copied into an aligned allocation by the caller.
+  const auto address = reinterpret_cast<uintptr_t>(host);
+  if (address % 4 != 0) return std::nullopt;
+  return DevicePtr{address};
+}
+
+void HostBackend::add_untyped(std::string name, std::string_view args_type, size_t args_bytes,
+                              std::function<void(const void*)> run) {
+  by_name_[name] = kernels_.size();
+  kernels_.push_back(Entry{std::move(name), args_type, args_bytes, std::move(run)});
+}
+
+std::optional<KernelHandle> HostBackend::find_kernel(std::string_view name, std::string_view args_type) {
+  auto it = by_name_.find(std::string(name));
+  if (it == by_name_.end()) return std::nullopt;
+  const Entry& entry = kernels_[it->second];
+  if (entry.args_type != args_type) {
+    fail("backend '{}': kernel '{}' takes {}, not {}", this->name(), name, entry.args_type, args_type);
+  }
+  return KernelHandle{it->second};
+}
+
+void HostBackend::launch(KernelHandle kernel, const void* args, size_t args_bytes, Stream) {
+  QWEN35_ASSERT(kernel.id < kernels_.size());
+  const Entry& entry = kernels_[kernel.id];
+  QWEN35_ASSERT(entry.args_bytes == args_bytes);
+  entry.run(args);
+}
+
+}  // namespace qwen35

@@ -1,0 +1,50 @@
+// A persistent pool of worker threads with cheap fork/join: parallel_for hands
+// out chunks of an index range through one atomic counter, and the calling
+// thread works too. Decode issues hundreds of launches per token, so workers
+// spin briefly before sleeping.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace qwen35 {
+
+class ThreadPool {
+ public:
+  // threads = 0: one per hardware thread. The caller counts as one of them.
+  explicit ThreadPool(unsigned threads = 0);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  unsigned size() const { return static_cast<unsigned>(workers_.size()) + 1; }
+
+  // Runs body(begin, end) over [0, n) in chunks of `grain` indices (the last may
+  // be shorter), spread over all threads; returns when every chunk is done.
+  void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& body);
+
+ private:
+  void worker_loop();
+  void run_chunks();
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  uint64_t generation_ = 0;  // guarded by mutex_, also read relaxed while spinning
+  std::atomic<uint64_t> published_generation_{0};
+  bool stopping_ = false;
+
+  const std::function<void(size_t, size_t)>* body_ = nullptr;
+  size_t n_ = 0;
+  size_t grain_ = 1;
+  std::atomic<size_t> next_{0};
+  std::atomic<unsigned> busy_workers_{0};
+};
+
+}  // namespace qwen35

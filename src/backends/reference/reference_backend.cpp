@@ -1,0 +1,232 @@
+// Scalar reference kernels, one per entry of Qwen35Kernels plus the dense gemv
+// family, each a direct transcription of the formula named beside it.
+#include "reference/reference_backend.h"
+
+#include <cmath>
+#include <vector>
+
+#include "host/element_types.h"
+#include "qwen35/dense_weights.h"
+#include "qwen35/kernels.h"
+
+namespace qwen35 {
+namespace {
+
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double softplus(double x) { return x > 20.0 ? x : std::log1p(std::exp(x)); }
+
+// y = x / sqrt(mean(x^2) + eps) * w
+void rms_norm_row(const float* x, const float* w, float* y, uint32_t n, float eps) {
+  double sum_sq = 0;
+  for (uint32_t i = 0; i < n; ++i) sum_sq += double{x[i]} * x[i];
+  const double inv = 1.0 / std::sqrt(sum_sq / n + eps);
+  for (uint32_t i = 0; i < n; ++i) y[i] = static_cast<float>(x[i] * inv * w[i]);
+}
+
+void rms_norm(const RmsNormArgs& a) {
+  for (uint32_t r = 0; r < a.n_rows; ++r) {
+    rms_norm_row(host_ptr<const float>(a.x) + size_t{r} * a.x_row_stride, host_ptr<const float>(a.weight),
+                 host_ptr<float>(a.y) + size_t{r} * a.y_row_stride, a.row_len, a.eps);
+  }
+}
+
+void add_rms_norm(const AddRmsNormArgs& a) {
+  const float* x = host_ptr<const float>(a.a);
+  const float* o = host_ptr<const float>(a.b);
+  float* sum = host_ptr<float>(a.sum);
+  for (uint32_t i = 0; i < a.n; ++i) sum[i] = x[i] + o[i];
+  rms_norm_row(sum, host_ptr<const float>(a.weight), host_ptr<float>(a.norm), a.n, a.eps);
+}
+
+// Spec 3.1 steps 3-4: per-head RMSNorm, then rotate-half RoPE on the first rotary_dim dims.
+void head_norm_rope(const HeadNormRopeArgs& a) {
+  const auto& step = *host_ptr<const DecodeStepParams>(a.step);
+  const float* inv_freq = host_ptr<const float>(a.inv_freq);
+  const uint32_t half = a.rotary_dim / 2;
+  std::vector<float> normed(a.head_dim);
+  for (uint32_t h = 0; h < a.n_heads; ++h) {
+    rms_norm_row(host_ptr<const float>(a.x) + size_t{h} * a.x_head_stride, host_ptr<const float>(a.weight),
+                 normed.data(), a.head_dim, a.eps);
+    float* y = host_ptr<float>(a.y) + size_t{h} * a.head_dim;
+    for (uint32_t i = 0; i < a.head_dim; ++i) y[i] = normed[i];
+    for (uint32_t i = 0; i < half; ++i) {
+      const double angle = static_cast<double>(step.position) * inv_freq[i];
+      const double c = std::cos(angle), s = std::sin(angle);
+      y[i] = static_cast<float>(normed[i] * c - normed[i + half] * s);
+      y[i + half] = static_cast<float>(normed[i + half] * c + normed[i] * s);
+    }
+  }
+}
+
+template <typename E>
+void kv_append(const KvAppendArgs& a) {
+  const auto& step = *host_ptr<const DecodeStepParams>(a.step);
+  auto* k_cache = host_ptr<typename E::Storage>(a.k_cache) + size_t{step.cache_pos} * a.kv_dim;
+  auto* v_cache = host_ptr<typename E::Storage>(a.v_cache) + size_t{step.cache_pos} * a.kv_dim;
+  for (uint32_t i = 0; i < a.kv_dim; ++i) {
+    k_cache[i] = E::store(host_ptr<const float>(a.k)[i]);
+    v_cache[i] = E::store(host_ptr<const float>(a.v)[i]);
+  }
+}
+
+// Spec 3.1 step 6: two-pass softmax over all positions, in double.
+template <typename E>
+void attention_decode(const AttentionDecodeArgs& a) {
+  const auto& step = *host_ptr<const DecodeStepParams>(a.step);
+  const auto* k_cache = host_ptr<const typename E::Storage>(a.k_cache);
+  const auto* v_cache = host_ptr<const typename E::Storage>(a.v_cache);
+  const size_t kv_dim = size_t{a.n_heads_kv} * a.head_dim;
+  const uint32_t group = a.n_heads_q / a.n_heads_kv;
+  std::vector<double> scores(step.seq_len);
+  for (uint32_t h = 0; h < a.n_heads_q; ++h) {
+    const float* q = host_ptr<const float>(a.q) + size_t{h} * a.head_dim;
+    const size_t kv_offset = size_t{h / group} * a.head_dim;
+    double max_score = -INFINITY;
+    for (uint32_t t = 0; t < step.seq_len; ++t) {
+      double dot = 0;
+      for (uint32_t i = 0; i < a.head_dim; ++i) dot += double{q[i]} * E::load(k_cache[t * kv_dim + kv_offset + i]);
+      scores[t] = dot * a.scale;
+      max_score = std::max(max_score, scores[t]);
+    }
+    double total = 0;
+    for (uint32_t t = 0; t < step.seq_len; ++t) total += scores[t] = std::exp(scores[t] - max_score);
+    float* out = host_ptr<float>(a.out) + size_t{h} * a.head_dim;
+    for (uint32_t i = 0; i < a.head_dim; ++i) {
+      double acc = 0;
+      for (uint32_t t = 0; t < step.seq_len; ++t) acc += scores[t] * E::load(v_cache[t * kv_dim + kv_offset + i]);
+      out[i] = static_cast<float>(acc / total);
+    }
+  }
+}
+
+void sigmoid_gate(const SigmoidGateArgs& a) {
+  for (uint32_t h = 0; h < a.n_heads; ++h) {
+    for (uint32_t i = 0; i < a.head_dim; ++i) {
+      const size_t j = size_t{h} * a.head_dim + i;
+      host_ptr<float>(a.y)[j] = static_cast<float>(
+          host_ptr<const float>(a.x)[j] * sigmoid(host_ptr<const float>(a.gate)[size_t{h} * a.gate_head_stride + i]));
+    }
+  }
+}
+
+// Spec 3.2 steps 2-4.
+void conv_silu_l2norm(const ConvSiluL2NormArgs& a) {
+  const float* u = host_ptr<const float>(a.u);
+  float* state = host_ptr<float>(a.state);
+  const float* w = host_ptr<const float>(a.weight);
+  float* out = host_ptr<float>(a.out);
+  const uint32_t history = a.conv_kernel - 1;
+  for (uint32_t c = 0; c < a.conv_dim; ++c) {
+    double acc = 0;
+    for (uint32_t j = 0; j < history; ++j) acc += double{w[size_t{c} * a.conv_kernel + j]} * state[size_t{j} * a.conv_dim + c];
+    acc += double{w[size_t{c} * a.conv_kernel + history]} * u[c];
+    out[c] = static_cast<float>(silu(acc));
+    for (uint32_t j = 0; j + 1 < history; ++j) state[size_t{j} * a.conv_dim + c] = state[size_t{j + 1} * a.conv_dim + c];
+    if (history > 0) state[size_t{history - 1} * a.conv_dim + c] = u[c];
+  }
+  // q heads then k heads: x / sqrt(sum x^2 + 1e-6), q additionally times q_scale.
+  for (uint32_t h = 0; h < 2 * a.n_heads_k; ++h) {
+    float* x = out + size_t{h} * a.head_dim_k;
+    double sum_sq = 0;
+    for (uint32_t i = 0; i < a.head_dim_k; ++i) sum_sq += double{x[i]} * x[i];
+    const double scale = (h < a.n_heads_k ? a.q_scale : 1.0) / std::sqrt(sum_sq + 1e-6);
+    for (uint32_t i = 0; i < a.head_dim_k; ++i) x[i] = static_cast<float>(x[i] * scale);
+  }
+}
+
+void gdn_gate_beta(const GdnGateBetaArgs& a) {
+  for (uint32_t j = 0; j < a.n_heads_v; ++j) {
+    const double g = -std::exp(double{host_ptr<const float>(a.a_log)[j]}) *
+                     softplus(double{host_ptr<const float>(a.a)[j]} + host_ptr<const float>(a.dt_bias)[j]);
+    host_ptr<float>(a.decay)[j] = static_cast<float>(std::exp(g));
+    host_ptr<float>(a.beta)[j] = static_cast<float>(sigmoid(host_ptr<const float>(a.b)[j]));
+  }
+}
+
+// Spec 3.2 step 7, in the order written there.
+void gdn_recurrent(const GdnRecurrentArgs& a) {
+  const uint32_t dk = a.head_dim_k, dv = a.head_dim_v;
+  const float* q_all = host_ptr<const float>(a.qkv);
+  const float* k_all = q_all + size_t{a.n_heads_k} * dk;
+  const float* v_all = k_all + size_t{a.n_heads_k} * dk;
+  std::vector<double> m(dv), delta(dv);
+  for (uint32_t j = 0; j < a.n_heads_v; ++j) {
+    const uint32_t kj = a.tiled_value_heads ? j % a.n_heads_k : j / (a.n_heads_v / a.n_heads_k);
+    const float* q = q_all + size_t{kj} * dk;
+    const float* k = k_all + size_t{kj} * dk;
+    const float* v = v_all + size_t{j} * dv;
+    float* S = host_ptr<float>(a.state) + size_t{j} * dk * dv;  // [dk, dv]
+    const double decay = host_ptr<const float>(a.decay)[j];
+    const double beta = host_ptr<const float>(a.beta)[j];
+    for (size_t e = 0; e < size_t{dk} * dv; ++e) S[e] = static_cast<float>(S[e] * decay);
+    for (uint32_t c = 0; c < dv; ++c) {
+      m[c] = 0;
+      for (uint32_t r = 0; r < dk; ++r) m[c] += double{S[size_t{r} * dv + c]} * k[r];
+      delta[c] = beta * (v[c] - m[c]);
+    }
+    for (uint32_t r = 0; r < dk; ++r) {
+      for (uint32_t c = 0; c < dv; ++c) S[size_t{r} * dv + c] = static_cast<float>(S[size_t{r} * dv + c] + k[r] * delta[c]);
+    }
+    float* out = host_ptr<float>(a.out) + size_t{j} * dv;
+    for (uint32_t c = 0; c < dv; ++c) {
+      double acc = 0;
+      for (uint32_t r = 0; r < dk; ++r) acc += double{S[size_t{r} * dv + c]} * q[r];
+      out[c] = static_cast<float>(acc);
+    }
+  }
+}
+
+void silu_mul(const SiluMulArgs& a) {
+  for (uint32_t i = 0; i < a.n; ++i) {
+    host_ptr<float>(a.y)[i] =
+        static_cast<float>(silu(host_ptr<const float>(a.gate)[i]) * host_ptr<const float>(a.up)[i]);
+  }
+}
+
+void add(const AddArgs& a) {
+  for (uint32_t i = 0; i < a.n; ++i) host_ptr<float>(a.y)[i] = host_ptr<const float>(a.a)[i] + host_ptr<const float>(a.b)[i];
+}
+
+template <typename E>
+void gemv(const GemvArgs& a) {
+  const auto* w = host_ptr<const typename E::Storage>(a.w);
+  const float* x = host_ptr<const float>(a.x);
+  for (uint32_t r = 0; r < a.rows; ++r) {
+    double acc = 0;
+    for (uint32_t c = 0; c < a.cols; ++c) acc += double{E::load(w[size_t{r} * a.cols + c])} * x[c];
+    host_ptr<float>(a.y)[r] = static_cast<float>(acc);
+  }
+}
+
+template <typename E>
+void row_to_f32(const RowToF32Args& a) {
+  const auto* w = host_ptr<const typename E::Storage>(a.w) + size_t{a.row} * a.cols;
+  for (uint32_t c = 0; c < a.cols; ++c) host_ptr<float>(a.y)[c] = E::load(w[c]);
+}
+
+}  // namespace
+
+ReferenceBackend::ReferenceBackend() {
+  register_kernel<RmsNormArgs>("rms_norm", rms_norm);
+  register_kernel<AddRmsNormArgs>("add_rms_norm", add_rms_norm);
+  register_kernel<HeadNormRopeArgs>("head_norm_rope", head_norm_rope);
+  register_kernel<KvAppendArgs>("kv_append_f32", kv_append<F32Element>);
+  register_kernel<KvAppendArgs>("kv_append_bf16", kv_append<BF16Element>);
+  register_kernel<AttentionDecodeArgs>("attention_decode_f32", attention_decode<F32Element>);
+  register_kernel<AttentionDecodeArgs>("attention_decode_bf16", attention_decode<BF16Element>);
+  register_kernel<SigmoidGateArgs>("sigmoid_gate", sigmoid_gate);
+  register_kernel<ConvSiluL2NormArgs>("conv_silu_l2norm", conv_silu_l2norm);
+  register_kernel<GdnGateBetaArgs>("gdn_gate_beta", gdn_gate_beta);
+  register_kernel<GdnRecurrentArgs>("gdn_recurrent", gdn_recurrent);
+  register_kernel<SiluMulArgs>("silu_mul", silu_mul);
+  register_kernel<AddArgs>("add", add);
+  register_kernel<GemvArgs>("gemv_f32", gemv<F32Element>);
+  register_kernel<GemvArgs>("gemv_bf16", gemv<BF16Element>);
+  register_kernel<GemvArgs>("gemv_f16", gemv<F16Element>);
+  register_kernel<RowToF32Args>("row_to_f32_f32", row_to_f32<F32Element>);
+  register_kernel<RowToF32Args>("row_to_f32_bf16", row_to_f32<BF16Element>);
+  register_kernel<RowToF32Args>("row_to_f32_f16", row_to_f32<F16Element>);
+}
+
+}  // namespace qwen35

@@ -1,0 +1,108 @@
+// DenseWeights: F32/F16/BF16 matrices multiplied by the backend's gemv kernels
+// for that dtype ("gemv_bf16", "gemv_pair_bf16", "gemv_silu_gate_bf16", "row_to_f32_bf16").
+#include "qwen35/dense_weights.h"
+
+#include <cctype>
+
+namespace qwen35 {
+namespace {
+
+std::string lower_dtype_name(DType dtype) {
+  std::string name(dtype_name(dtype));
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
+}  // namespace
+
+DenseWeights::DenseWeights(GpuBackend& gpu, DType dtype, uint32_t rows, uint32_t cols, DevicePtr data,
+                           DeviceBuffer storage)
+    : dtype_(dtype), rows_(rows), cols_(cols), data_(data), storage_(std::move(storage)) {
+  if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16) {
+    fail("dense weights must be F32, F16 or BF16, got {}", dtype_name(dtype));
+  }
+  const std::string suffix = lower_dtype_name(dtype);
+  gemv_ = resolve_kernel<GemvArgs>(gpu, "gemv_" + suffix);
+  row_to_f32_ = resolve_kernel<RowToF32Args>(gpu, "row_to_f32_" + suffix);
+  gemv_pair_ = try_resolve_kernel<GemvPairArgs>(gpu, "gemv_pair_" + suffix);
+  gemv_silu_gate_ = try_resolve_kernel<GemvSiluGateArgs>(gpu, "gemv_silu_gate_" + suffix);
+}
+
+std::string DenseWeights::format_name() const { return lower_dtype_name(dtype_); }
+
+size_t DenseWeights::weight_bytes() const { return size_t{rows_} * cols_ * dtype_size(dtype_); }
+
+void DenseWeights::gemv(GpuBackend& gpu, DevicePtr x, DevicePtr y, Stream stream) const {
+  launch(gpu, gemv_, GemvArgs{.w = data_, .x = x, .y = y, .rows = rows_, .cols = cols_}, stream);
+}
+
+const DenseWeights* DenseWeights::pair_partner(const QuantWeights& other) const {
+  const auto* dense = dynamic_cast<const DenseWeights*>(&other);
+  if (dense == nullptr || dense->dtype_ != dtype_ || dense->cols_ != cols_ || !gemv_pair_.valid()) return nullptr;
+  return dense;
+}
+
+void DenseWeights::gemv_gate_up_with(const QuantWeights& other, GpuBackend& gpu, DevicePtr x, DevicePtr gate_y,
+                                     DevicePtr up_y, Stream stream) const {
+  const DenseWeights* partner = pair_partner(other);
+  if (partner == nullptr) {
+    QuantWeights::gemv_gate_up_with(other, gpu, x, gate_y, up_y, stream);
+    return;
+  }
+  launch(gpu, gemv_pair_,
+         GemvPairArgs{.w0 = data_, .w1 = partner->data_, .x = x, .y0 = gate_y, .y1 = up_y, .rows0 = rows_,
+                      .rows1 = partner->rows_, .cols = cols_},
+         stream);
+}
+
+void DenseWeights::gemv_silu_gate(GpuBackend& gpu, DevicePtr gate, DevicePtr up, DevicePtr y, Stream stream) const {
+  if (!gemv_silu_gate_.valid()) {
+    QuantWeights::gemv_silu_gate(gpu, gate, up, y, stream);
+    return;
+  }
+  launch(gpu, gemv_silu_gate_,
+         GemvSiluGateArgs{.w = data_, .gate = gate, .up = up, .residual = {}, .y = y, .rows = rows_, .cols = cols_},
+         stream);
+}
+
+void DenseWeights::gemv_silu_gate_resid(GpuBackend& gpu, DevicePtr gate, DevicePtr up, DevicePtr residual,
+                                        DevicePtr y, Stream stream) const {
+  if (!gemv_silu_gate_.valid()) {
+    QuantWeights::gemv_silu_gate_resid(gpu, gate, up, residual, y, stream);
+    return;
+  }
+  launch(gpu, gemv_silu_gate_,
+         GemvSiluGateArgs{
+             .w = data_, .gate = gate, .up = up, .residual = residual, .y = y, .rows = rows_, .cols = cols_},
+         stream);
+}
+
+bool DenseWeights::supports(FusedOp op, const QuantWeights* other) const {
+  switch (op) {
+    case FusedOp::kGateUp:
+      return other != nullptr && pair_partner(*other) != nullptr;
+    case FusedOp::kSiluGate:
+    case FusedOp::kSiluGateResidual:
+      return gemv_silu_gate_.valid();
+  }
+  return false;
+}
+
+void DenseWeights::dequantize_row(GpuBackend& gpu, uint32_t row, DevicePtr y, Stream stream) const {
+  QWEN35_ASSERT(row < rows_);
+  launch(gpu, row_to_f32_, RowToF32Args{.w = data_, .y = y, .row = row, .cols = cols_}, stream);
+}
+
+std::unique_ptr<DenseWeights> make_dense_weights(GpuBackend& gpu, DType dtype, uint32_t rows, uint32_t cols,
+                                                 const void* host_data, Stream stream) {
+  const size_t bytes = size_t{rows} * cols * dtype_size(dtype);
+  if (std::optional<DevicePtr> mapped = gpu.map_host(host_data, bytes)) {
+    return std::make_unique<DenseWeights>(gpu, dtype, rows, cols, *mapped, DeviceBuffer());
+  }
+  DeviceBuffer storage(gpu, bytes);
+  gpu.upload(storage.ptr(), host_data, bytes, stream);
+  const DevicePtr data = storage.ptr();
+  return std::make_unique<DenseWeights>(gpu, dtype, rows, cols, data, std::move(storage));
+}
+
+}  // namespace qwen35

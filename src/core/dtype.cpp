@@ -1,0 +1,70 @@
+// Names, sizes and half-precision conversions of DType (see dtype.h).
+#include "qwen35/dtype.h"
+
+#include <array>
+#include <cmath>
+
+namespace qwen35 {
+namespace {
+
+struct DTypeInfo {
+  DType dtype;
+  std::string_view name;
+  size_t size;
+};
+
+constexpr std::array kDTypes = {
+    DTypeInfo{DType::kF32, "F32", 4},  DTypeInfo{DType::kF16, "F16", 2},   DTypeInfo{DType::kBF16, "BF16", 2},
+    DTypeInfo{DType::kF64, "F64", 8},  DTypeInfo{DType::kI64, "I64", 8},   DTypeInfo{DType::kI32, "I32", 4},
+    DTypeInfo{DType::kI16, "I16", 2},  DTypeInfo{DType::kI8, "I8", 1},     DTypeInfo{DType::kU8, "U8", 1},
+    DTypeInfo{DType::kU32, "U32", 4},  DTypeInfo{DType::kBool, "BOOL", 1}, DTypeInfo{DType::kF8E4M3, "F8_E4M3", 1},
+};
+
+const DTypeInfo& info(DType dtype) {
+  for (const DTypeInfo& entry : kDTypes) {
+    if (entry.dtype == dtype) return entry;
+  }
+  return kDTypes[0];  // unreachable: every enumerator is in the table
+}
+
+}  // namespace
+
+size_t dtype_size(DType dtype) { return info(dtype).size; }
+std::string_view dtype_name(DType dtype) { return info(dtype).name; }
+
+std::optional<DType> parse_dtype(std::string_view name) {
+  for (const DTypeInfo& entry : kDTypes) {
+    if (entry.name == name) return entry.dtype;
+  }
+  return std::nullopt;
+}
+
+// IEEE binary16: 1 sign, 5 exponent (bias 15), 10 mantissa bits.
+float f16_to_f32(uint16_t bits) {
+  const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
+  const uint32_t exponent = (bits >> 10) & 0x1fu;
+  const uint32_t mantissa = bits & 0x3ffu;
+  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24
+    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign ? -magnitude : magnitude;
+  }
+  if (exponent == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));
+  return std::bit_cast<float>(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+uint16_t f32_to_f16(float value) {
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const uint32_t abs_bits = bits & 0x7fffffffu;
+  if (abs_bits > 0x7f800000u) return sign | 0x7e00u;    // NaN
+  if (abs_bits >= 0x477ff000u) return sign | 0x7c00u;   // rounds to >= 65520: infinity
+  if (abs_bits < 0x38800000u) {                          // below 2^-14: subnormal half
+    const float magnitude = std::bit_cast<float>(abs_bits);
+    return sign | static_cast<uint16_t>(std::nearbyint(magnitude * 16777216.0f));  // / 2^-24, ties to even
+  }
+  // Normal: rebias the exponent and round the mantissa to 10 bits, ties to even.
+  uint32_t rounded = abs_bits + 0xfffu + ((abs_bits >> 13) & 1u);
+  return sign | static_cast<uint16_t>((rounded - (112u << 23)) >> 13);
+}
+
+}  // namespace qwen35

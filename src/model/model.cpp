@@ -1,0 +1,160 @@
+// Model::load: every tensor the decoder needs, checked once against the config
+// (presence, dtype, shape) and placed on the backend. Norm weights become f32
+// multipliers here, (1 + w) for the zero-centred ones (spec 0.1), so no kernel
+// ever needs to know a checkpoint's norm convention.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstring>
+
+#include "qwen35/dense_weights.h"
+#include "qwen35/model.h"
+
+namespace qwen35 {
+namespace {
+
+std::string shape_string(const std::vector<int64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+bool is_float(DType dtype) { return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16; }
+
+// Widens one element of a float tensor to double.
+double element(const TensorView& t, size_t i) {
+  switch (t.dtype) {
+    case DType::kF32: {
+      float v;
+      std::memcpy(&v, t.data + i * 4, 4);
+      return v;
+    }
+    case DType::kBF16:
+    case DType::kF16: {
+      uint16_t v;
+      std::memcpy(&v, t.data + i * 2, 2);
+      return t.dtype == DType::kBF16 ? bf16_to_f32(v) : f16_to_f32(v);
+    }
+    default:
+      return 0;  // unreachable: callers check is_float
+  }
+}
+
+}  // namespace
+
+class Model::Builder {
+ public:
+  Builder(Model& model, GpuBackend& gpu, const std::string& prefix)
+      : model_(model), gpu_(gpu), stream_(gpu.default_stream()), prefix_(prefix) {}
+
+  const TensorView& require(const std::string& name, std::vector<int64_t> shape) {
+    const TensorView* t = model_.tensors_->find(name);
+    if (t == nullptr) fail("{}: missing tensor '{}' (expected shape {})", model_.tensors_->origin(), name, shape_string(shape));
+    if (!is_float(t->dtype)) {
+      fail("{}: tensor '{}' has dtype {}; expected F32, F16 or BF16", t->file, name, dtype_name(t->dtype));
+    }
+    if (t->shape != shape) {
+      fail("{}: tensor '{}' has shape {}; expected {} from the config", t->file, name, t->shape_string(),
+           shape_string(shape));
+    }
+    return *t;
+  }
+
+  const QuantWeights* matrix(const std::string& name, uint32_t rows, uint32_t cols) {
+    const TensorView& t = require(name, {rows, cols});
+    model_.matrices_.push_back(make_dense_weights(gpu_, t.dtype, rows, cols, t.data, stream_));
+    return model_.matrices_.back().get();
+  }
+
+  // A float tensor as f32 on the device, each value v stored as offset + v.
+  DeviceBuffer f32_buffer(const std::string& name, std::vector<int64_t> shape, double offset = 0.0) {
+    const TensorView& t = require(name, shape);
+    std::vector<float> values(static_cast<size_t>(t.numel()));
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(offset + element(t, i));
+    DeviceBuffer buffer(gpu_, values.size() * sizeof(float));
+    gpu_.upload(buffer.ptr(), values.data(), values.size() * sizeof(float), stream_);
+    gpu_.synchronize(stream_);  // `values` is a local
+    return buffer;
+  }
+  DevicePtr vector(const std::string& name, std::vector<int64_t> shape, double offset = 0.0) {
+    model_.vectors_.push_back(f32_buffer(name, std::move(shape), offset));
+    return model_.vectors_.back().ptr();
+  }
+  DevicePtr zero_centred_norm(const std::string& name, uint32_t n) { return vector(name, {n}, 1.0); }
+
+  std::string layer(uint32_t i, std::string_view rest) const { return fmt::format("{}layers.{}.{}", prefix_, i, rest); }
+  const std::string& prefix() const { return prefix_; }
+
+ private:
+  Model& model_;
+  GpuBackend& gpu_;
+  Stream stream_;
+  std::string prefix_;
+};
+
+std::unique_ptr<Model> Model::load(GpuBackend& gpu, const Qwen35ForwardConfig& config,
+                                   std::shared_ptr<const TensorSource> tensors, const std::string& prefix) {
+  config.validate();
+  std::unique_ptr<Model> model(new Model());
+  model->config_ = config;
+  model->gpu_ = &gpu;
+  model->tensors_ = std::move(tensors);
+  Builder b(*model, gpu, prefix);
+  const Qwen35ForwardConfig& c = config;
+  const uint32_t H = c.hidden, I = c.intermediate;
+
+  model->embedding_ = b.matrix(prefix + "embed_tokens.weight", c.vocab, H);
+  model->final_norm_ = b.f32_buffer(prefix + "norm.weight", {H}, 1.0);  // zero-centred
+  model->lm_head_ = c.tie_word_embeddings ? model->embedding_ : b.matrix("lm_head.weight", c.vocab, H);
+
+  for (uint32_t i = 0; i < c.num_layers; ++i) {
+    auto name = [&](std::string_view rest) { return b.layer(i, rest); };
+    const DevicePtr input_norm = b.zero_centred_norm(name("input_layernorm.weight"), H);
+    const DevicePtr post_norm = b.zero_centred_norm(name("post_attention_layernorm.weight"), H);
+    const QuantWeights* gate = b.matrix(name("mlp.gate_proj.weight"), I, H);
+    const QuantWeights* up = b.matrix(name("mlp.up_proj.weight"), I, H);
+    const QuantWeights* down = b.matrix(name("mlp.down_proj.weight"), H, I);
+    if (c.layer_types[i] == LayerType::kFullAttention) {
+      FullAttentionLayer l{};
+      l.input_norm = input_norm;
+      l.post_norm = post_norm;
+      l.q_proj = b.matrix(name("self_attn.q_proj.weight"), c.q_proj_dim(), H);
+      l.k_proj = b.matrix(name("self_attn.k_proj.weight"), c.kv_dim(), H);
+      l.v_proj = b.matrix(name("self_attn.v_proj.weight"), c.kv_dim(), H);
+      l.o_proj = b.matrix(name("self_attn.o_proj.weight"), H, c.q_dim());
+      l.q_norm = b.zero_centred_norm(name("self_attn.q_norm.weight"), c.head_dim);
+      l.k_norm = b.zero_centred_norm(name("self_attn.k_norm.weight"), c.head_dim);
+      l.gate_proj = gate;
+      l.up_proj = up;
+      l.down_proj = down;
+      model->layers_.push_back(Layer{l});
+    } else {
+      const uint32_t nv = c.n_heads_v_lin;
+      LinearAttentionLayer l{};
+      l.input_norm = input_norm;
+      l.post_norm = post_norm;
+      l.in_proj_qkv = b.matrix(name("linear_attn.in_proj_qkv.weight"), c.conv_dim_lin(), H);
+      l.in_proj_z = b.matrix(name("linear_attn.in_proj_z.weight"), c.value_dim_lin(), H);
+      l.in_proj_a = b.matrix(name("linear_attn.in_proj_a.weight"), nv, H);
+      l.in_proj_b = b.matrix(name("linear_attn.in_proj_b.weight"), nv, H);
+      l.out_proj = b.matrix(name("linear_attn.out_proj.weight"), H, c.value_dim_lin());
+      l.conv_weight = b.vector(name("linear_attn.conv1d.weight"), {c.conv_dim_lin(), 1, c.conv_kernel});
+      l.a_log = b.vector(name("linear_attn.A_log"), {nv});
+      l.dt_bias = b.vector(name("linear_attn.dt_bias"), {nv});
+      l.norm_weight = b.vector(name("linear_attn.norm.weight"), {c.head_dim_v_lin});  // plain, not zero-centred
+      l.gate_proj = gate;
+      l.up_proj = up;
+      l.down_proj = down;
+      model->layers_.push_back(Layer{l});
+    }
+  }
+  return model;
+}
+
+size_t Model::weight_bytes_per_token() const {
+  size_t bytes = 0;
+  for (const auto& m : matrices_) {
+    if (m.get() != embedding_ || embedding_ == lm_head_) bytes += m->weight_bytes();
+  }
+  return bytes + embedding_->weight_bytes() / embedding_->out_features();
+}
+
+std::string Model::weight_format() const { return embedding_->format_name(); }
+
+}  // namespace qwen35

@@ -1,0 +1,82 @@
+// Session: one sequence decoded token by token through the layer forwards.
+#include "qwen35/model.h"
+
+namespace qwen35 {
+
+Session::Session(const Model& model, uint32_t capacity, KvDtype kv_dtype)
+    : model_(model),
+      gpu_(model.backend()),
+      stream_(gpu_.default_stream()),
+      kernels_(Qwen35Kernels::resolve(gpu_, kv_dtype)),
+      capacity_(capacity) {
+  const Qwen35ForwardConfig& c = model.config();
+  if (capacity == 0) fail("context length must be at least 1 token");
+  if (capacity > c.max_position_embeddings) {
+    fail("context length {} exceeds the model's max_position_embeddings {}", capacity, c.max_position_embeddings);
+  }
+  full_scratch_ = FullAttentionScratch::allocate(gpu_, c, stream_);
+  linear_scratch_ = LinearAttentionScratch::allocate(gpu_, c, stream_);
+  for (LayerType type : c.layer_types) {
+    if (type == LayerType::kFullAttention) {
+      kv_caches_.push_back(LayerKvCache::allocate(gpu_, c, capacity, kv_dtype));
+    } else {
+      linear_states_.push_back(LinearAttentionState::allocate(gpu_, c, stream_));
+    }
+  }
+  x_ = DeviceBuffer(gpu_, c.hidden * sizeof(float));
+  x_norm_ = DeviceBuffer(gpu_, c.hidden * sizeof(float));
+  logits_dev_ = DeviceBuffer(gpu_, size_t{c.vocab} * sizeof(float));
+  step_params_ = DeviceBuffer(gpu_, sizeof(DecodeStepParams));
+  logits_.resize(c.vocab);
+  hidden_host_.resize(c.hidden);
+  gpu_.synchronize(stream_);
+}
+
+void Session::reset() {
+  for (LinearAttentionState& state : linear_states_) state.reset(gpu_, stream_);
+  gpu_.synchronize(stream_);
+  position_ = 0;  // the KV caches need no clearing: attention reads only positions < seq_len
+}
+
+std::span<const float> Session::decode(int32_t token) {
+  const Qwen35ForwardConfig& c = model_.config();
+  if (token < 0 || static_cast<uint32_t>(token) >= c.vocab) {
+    fail("token id {} is outside the vocabulary (0 .. {})", token, c.vocab - 1);
+  }
+  if (position_ >= capacity_) {
+    fail("context is full: position {} reached the context length of {} tokens", position_, capacity_);
+  }
+  const DecodeStep step = upload_decode_step(gpu_, step_params_.ptr(), position_, position_, stream_);
+  const DebugHook* hook = debug_hook_ ? &debug_hook_ : nullptr;
+
+  model_.embedding().dequantize_row(gpu_, static_cast<uint32_t>(token), x_.ptr(), stream_);
+  size_t full_index = 0, linear_index = 0;
+  for (uint32_t i = 0; i < c.num_layers; ++i) {
+    const auto& weights = model_.layers()[i].weights;
+    if (const auto* full = std::get_if<FullAttentionLayer>(&weights)) {
+      const DevicePtr out = forward_full_attention(gpu_, c, kernels_, *full, full_scratch_, kv_caches_[full_index++],
+                                                   step, x_.ptr(), stream_, hook);
+      gpu_.copy(x_.ptr(), out, c.hidden * sizeof(float), stream_);
+    } else {
+      forward_linear_attention(gpu_, c, kernels_, std::get<LinearAttentionLayer>(weights),
+                               linear_states_[linear_index++], linear_scratch_, x_.ptr(), x_.ptr(), stream_, hook);
+    }
+    if (layer_observer_) {
+      gpu_.download(hidden_host_.data(), x_.ptr(), c.hidden * sizeof(float), stream_);
+      gpu_.synchronize(stream_);
+      layer_observer_(i, hidden_host_);
+    }
+  }
+  // logits = W_lm rms(x) * (1 + norm)
+  launch(gpu_, kernels_.rms_norm,
+         RmsNormArgs{.x = x_.ptr(), .weight = model_.final_norm(), .y = x_norm_.ptr(), .n_rows = 1,
+                     .row_len = c.hidden, .x_row_stride = c.hidden, .y_row_stride = c.hidden, .eps = c.rms_eps},
+         stream_);
+  model_.lm_head().gemv(gpu_, x_norm_.ptr(), logits_dev_.ptr(), stream_);
+  gpu_.download(logits_.data(), logits_dev_.ptr(), logits_.size() * sizeof(float), stream_);
+  gpu_.synchronize(stream_);
+  ++position_;
+  return logits_;
+}
+
+}  // namespace qwen35
