@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "qwen35/error.h"
 
@@ -152,5 +153,6 @@ struct BackendOptions {
 // The registry of compiled-in backends (src/backends/registry.cpp).
 std::unique_ptr<GpuBackend> create_backend(std::string_view name, const BackendOptions& options = {});
 std::string available_backends();  // "cpu, reference"
+std::vector<std::string> backend_names();
 
 }  // namespace qwen35

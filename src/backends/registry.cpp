@@ -31,10 +31,16 @@ std::unique_ptr<GpuBackend> create_backend(std::string_view name, const BackendO
   fail("unknown backend '{}' (available: {})", name, available_backends());
 }
 
-std::string available_backends() {
-  std::string names;
-  for (const BackendEntry& entry : backends()) names += (names.empty() ? "" : ", ") + std::string(entry.name);
+std::vector<std::string> backend_names() {
+  std::vector<std::string> names;
+  for (const BackendEntry& entry : backends()) names.emplace_back(entry.name);
   return names;
+}
+
+std::string available_backends() {
+  std::string joined;
+  for (const std::string& name : backend_names()) joined += (joined.empty() ? "" : ", ") + name;
+  return joined;
 }
 
 }  // namespace qwen35

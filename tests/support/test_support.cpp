@@ -11,7 +11,7 @@ namespace qwen35::testing {
 
 std::filesystem::path shared_dir() {
   const char* env = std::getenv("QWEN35_SHARED_DIR");
-  std::filesystem::path dir = env ? env : "../shared";
+  std::filesystem::path dir = env ? env : QWEN35_DEFAULT_SHARED_DIR;
   if (!std::filesystem::exists(dir / "golden")) {
     ADD_FAILURE() << "shared data not found at " << dir << " (set QWEN35_SHARED_DIR)";
   }

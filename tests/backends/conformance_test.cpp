@@ -1,0 +1,369 @@
+// The conformance suite every backend passes: each kernel of Qwen35Kernels and
+// the dense gemv family against the scalar reference backend, on fresh random
+// inputs (seed printed), at sizes just below and above the vector and block
+// widths, with key/value head ratios 1, 2 and 4. Instantiated for every
+// backend in the registry.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "backends/kernel_harness.h"
+#include "qwen35/dense_weights.h"
+#include "qwen35/kernels.h"
+
+namespace qwen35::testing {
+namespace {
+
+// Float32 kernels against a double-accumulating reference: rounding grows with
+// the reduction length n roughly as sqrt(n) * 2^-24; 2e-5 of the output scale
+// covers reductions up to several thousand terms with margin.
+constexpr double kF32Tolerance = 2e-5;
+// Transcendentals (exp in SiLU, softplus, softmax) add a few float ulps.
+constexpr double kActivationTolerance = 5e-5;
+
+const std::vector<uint32_t> kSizes = {1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 129, 257, 1000};
+
+class Conformance : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    gpu_ = create_backend(GetParam());
+    reference_ = create_backend("reference");
+  }
+  uint32_t seed(uint32_t salt) {
+    const uint32_t s = 1234u + salt * 7919u;
+    ::testing::Test::RecordProperty("seed", static_cast<int>(s));
+    return s;
+  }
+  std::unique_ptr<GpuBackend> gpu_;
+  std::unique_ptr<GpuBackend> reference_;
+};
+
+DecodeStepParams step_at(uint32_t position) {
+  return DecodeStepParams{.position = position, .cache_pos = position, .seq_len = position + 1, .reserved = 0};
+}
+
+TEST_P(Conformance, RmsNorm) {
+  for (uint32_t n : kSizes) {
+    for (uint32_t rows : {1u, 3u}) {
+      SCOPED_TRACE(::testing::Message() << "n=" << n << " rows=" << rows << " seed=" << seed(n));
+      KernelInputs in;
+      const uint32_t stride = n + 5;  // rows not packed: exercises the stride arguments
+      in.f32("x", random_floats(size_t{rows} * stride, seed(n), -2, 2));
+      in.f32("w", random_floats(n, seed(n) + 1, 0.5f, 1.5f));
+      in.output("y", size_t{rows} * n);
+      compare_with_reference<RmsNormArgs>(*gpu_, *reference_, "rms_norm", in, [&](const DeviceArrays& d) {
+        return RmsNormArgs{.x = d["x"], .weight = d["w"], .y = d["y"], .n_rows = rows, .row_len = n,
+                           .x_row_stride = stride, .y_row_stride = n, .eps = 1e-6f};
+      }, {"y"}, kF32Tolerance);
+    }
+  }
+}
+
+TEST_P(Conformance, AddRmsNorm) {
+  for (uint32_t n : kSizes) {
+    SCOPED_TRACE(::testing::Message() << "n=" << n << " seed=" << seed(n));
+    KernelInputs in;
+    in.f32("a", random_floats(n, seed(n)));
+    in.f32("b", random_floats(n, seed(n) + 1));
+    in.f32("w", random_floats(n, seed(n) + 2, 0.5f, 1.5f));
+    in.output("sum", n);
+    in.output("norm", n);
+    compare_with_reference<AddRmsNormArgs>(*gpu_, *reference_, "add_rms_norm", in, [&](const DeviceArrays& d) {
+      return AddRmsNormArgs{.a = d["a"], .b = d["b"], .weight = d["w"], .sum = d["sum"], .norm = d["norm"], .n = n,
+                            .eps = 1e-6f};
+    }, {"sum", "norm"}, kF32Tolerance);
+  }
+}
+
+TEST_P(Conformance, HeadNormRope) {
+  for (uint32_t head_dim : {8u, 64u, 256u}) {
+    for (uint32_t position : {0u, 1u, 17u, 4095u, 200000u}) {
+      const uint32_t rotary = head_dim / 4, heads = 3, stride = 2 * head_dim;
+      SCOPED_TRACE(::testing::Message() << "head_dim=" << head_dim << " position=" << position);
+      KernelInputs in;
+      in.f32("x", random_floats(size_t{heads} * stride, seed(head_dim + position)));
+      in.f32("w", random_floats(head_dim, seed(head_dim) + 1, 0.5f, 1.5f));
+      std::vector<float> inv_freq(rotary / 2);
+      for (uint32_t i = 0; i < rotary / 2; ++i) inv_freq[i] = static_cast<float>(std::pow(1e7, -2.0 * i / rotary));
+      in.f32("inv_freq", inv_freq);
+      const DecodeStepParams step = step_at(position);
+      in.raw("step", &step, sizeof(step));
+      in.output("y", size_t{heads} * head_dim);
+      compare_with_reference<HeadNormRopeArgs>(*gpu_, *reference_, "head_norm_rope", in, [&](const DeviceArrays& d) {
+        return HeadNormRopeArgs{.x = d["x"], .weight = d["w"], .inv_freq = d["inv_freq"], .step = d["step"],
+                                .y = d["y"], .n_heads = heads, .head_dim = head_dim, .x_head_stride = stride,
+                                .rotary_dim = rotary, .eps = 1e-6f};
+      }, {"y"}, kActivationTolerance);
+    }
+  }
+}
+
+TEST_P(Conformance, KvAppendWritesOnlyItsSlot) {
+  for (const char* dtype : {"f32", "bf16"}) {
+    const uint32_t kv_dim = 40, capacity = 5, slot = 3;
+    const size_t element = std::string(dtype) == "f32" ? 4 : 2;
+    SCOPED_TRACE(dtype);
+    KernelInputs in;
+    in.f32("k", random_floats(kv_dim, seed(1)));
+    in.f32("v", random_floats(kv_dim, seed(2)));
+    const std::vector<uint8_t> cache_init(size_t{capacity} * kv_dim * element, 0x3c);
+    in.raw("k_cache", cache_init.data(), cache_init.size());
+    in.raw("v_cache", cache_init.data(), cache_init.size());
+    const DecodeStepParams step = step_at(slot);
+    in.raw("step", &step, sizeof(step));
+    DeviceArrays actual(*gpu_, in), expected(*reference_, in);
+    for (auto [backend, arrays] : {std::pair<GpuBackend*, DeviceArrays*>{gpu_.get(), &actual},
+                                   std::pair<GpuBackend*, DeviceArrays*>{reference_.get(), &expected}}) {
+      const auto kernel = resolve_kernel<KvAppendArgs>(*backend, std::string("kv_append_") + dtype);
+      DeviceArrays& d = *arrays;
+      launch(*backend, kernel,
+             KvAppendArgs{.k = d["k"], .v = d["v"], .k_cache = d["k_cache"], .v_cache = d["v_cache"],
+                          .step = d["step"], .kv_dim = kv_dim},
+             backend->default_stream());
+    }
+    for (const char* cache : {"k_cache", "v_cache"}) {
+      const std::vector<uint8_t> got = actual.bytes(cache);
+      EXPECT_EQ(got, expected.bytes(cache)) << cache;
+      for (size_t i = 0; i < got.size(); ++i) {
+        const bool in_slot = i / (kv_dim * element) == slot;
+        if (!in_slot) ASSERT_EQ(got[i], 0x3c) << cache << " byte " << i << " outside slot " << slot << " changed";
+      }
+    }
+    actual.expect_guards_intact();
+  }
+}
+
+TEST_P(Conformance, AttentionDecode) {
+  for (const char* dtype : {"f32", "bf16"}) {
+    for (uint32_t ratio : {1u, 2u, 4u}) {
+      for (uint32_t seq_len : {1u, 2u, 7u, 33u, 300u}) {
+        const uint32_t n_kv = 2, n_q = n_kv * ratio, head_dim = 64, capacity = seq_len + 3;
+        SCOPED_TRACE(::testing::Message() << dtype << " ratio=" << ratio << " seq_len=" << seq_len);
+        KernelInputs in;
+        in.f32("q", random_floats(size_t{n_q} * head_dim, seed(seq_len + ratio), -2, 2));
+        const size_t cache_count = size_t{capacity} * n_kv * head_dim;
+        const auto k = random_floats(cache_count, seed(seq_len) + 1, -2, 2);
+        const auto v = random_floats(cache_count, seed(seq_len) + 2);
+        if (std::string(dtype) == "f32") {
+          in.f32("k_cache", k);
+          in.f32("v_cache", v);
+        } else {
+          in.bf16("k_cache", k);
+          in.bf16("v_cache", v);
+        }
+        const DecodeStepParams step = step_at(seq_len - 1);
+        in.raw("step", &step, sizeof(step));
+        in.output("out", size_t{n_q} * head_dim);
+        compare_with_reference<AttentionDecodeArgs>(
+            *gpu_, *reference_, std::string("attention_decode_") + dtype, in,
+            [&](const DeviceArrays& d) {
+              return AttentionDecodeArgs{.q = d["q"], .k_cache = d["k_cache"], .v_cache = d["v_cache"],
+                                         .step = d["step"], .out = d["out"], .n_heads_q = n_q, .n_heads_kv = n_kv,
+                                         .head_dim = head_dim, .scale = 0.125f};
+            },
+            {"out"}, kActivationTolerance);
+      }
+    }
+  }
+}
+
+TEST_P(Conformance, SigmoidGate) {
+  for (uint32_t head_dim : {1u, 7u, 64u, 256u}) {
+    const uint32_t heads = 3;
+    KernelInputs in;
+    in.f32("x", random_floats(size_t{heads} * head_dim, seed(head_dim)));
+    in.f32("gate", random_floats(size_t{heads} * head_dim * 2, seed(head_dim) + 1, -6, 6));
+    in.output("y", size_t{heads} * head_dim);
+    compare_with_reference<SigmoidGateArgs>(*gpu_, *reference_, "sigmoid_gate", in, [&](const DeviceArrays& d) {
+      return SigmoidGateArgs{.x = d["x"], .gate = d["gate"], .y = d["y"], .n_heads = heads, .head_dim = head_dim,
+                             .gate_head_stride = 2 * head_dim};
+    }, {"y"}, kActivationTolerance);
+  }
+}
+
+TEST_P(Conformance, ConvSiluL2Norm) {
+  for (uint32_t head_dim : {4u, 16u, 128u}) {
+    for (uint32_t kernel : {2u, 4u}) {
+      const uint32_t n_k = 2, n_v = 4, conv_dim = 2 * n_k * head_dim + n_v * head_dim;
+      SCOPED_TRACE(::testing::Message() << "head_dim=" << head_dim << " kernel=" << kernel);
+      KernelInputs in;
+      in.f32("u", random_floats(conv_dim, seed(head_dim), -3, 3));
+      in.f32("state", random_floats(size_t{kernel - 1} * conv_dim, seed(head_dim) + 1, -3, 3));
+      in.f32("w", random_floats(size_t{conv_dim} * kernel, seed(head_dim) + 2));
+      in.output("out", conv_dim);
+      compare_with_reference<ConvSiluL2NormArgs>(*gpu_, *reference_, "conv_silu_l2norm", in,
+                                                 [&](const DeviceArrays& d) {
+        return ConvSiluL2NormArgs{.u = d["u"], .state = d["state"], .weight = d["w"], .out = d["out"],
+                                  .conv_dim = conv_dim, .conv_kernel = kernel, .n_heads_k = n_k,
+                                  .head_dim_k = head_dim, .q_scale = 1.0f / std::sqrt(static_cast<float>(head_dim))};
+      }, {"out", "state"}, kActivationTolerance);
+    }
+  }
+}
+
+TEST_P(Conformance, GdnGateBeta) {
+  for (uint32_t n : {1u, 4u, 16u, 33u}) {
+    KernelInputs in;
+    in.f32("a", random_floats(n, seed(n), -30, 30));  // both softplus branches
+    in.f32("b", random_floats(n, seed(n) + 1, -8, 8));
+    in.f32("a_log", random_floats(n, seed(n) + 2, -2, 2));
+    in.f32("dt_bias", random_floats(n, seed(n) + 3));
+    in.output("decay", n);
+    in.output("beta", n);
+    compare_with_reference<GdnGateBetaArgs>(*gpu_, *reference_, "gdn_gate_beta", in, [&](const DeviceArrays& d) {
+      return GdnGateBetaArgs{.a = d["a"], .b = d["b"], .a_log = d["a_log"], .dt_bias = d["dt_bias"],
+                             .decay = d["decay"], .beta = d["beta"], .n_heads_v = n};
+    }, {"decay", "beta"}, kActivationTolerance);
+  }
+}
+
+TEST_P(Conformance, GdnRecurrentStep) {
+  for (uint32_t ratio : {1u, 2u, 4u}) {
+    for (uint32_t tiled : {0u, 1u}) {
+      for (uint32_t dim : {8u, 33u, 128u}) {
+        const uint32_t n_k = 2, n_v = n_k * ratio, dk = dim, dv = dim + 1;
+        SCOPED_TRACE(::testing::Message() << "ratio=" << ratio << " tiled=" << tiled << " dim=" << dim);
+        KernelInputs in;
+        // q and k unit-norm per head as the conv kernel leaves them.
+        std::vector<float> qkv = random_floats(2 * size_t{n_k} * dk + size_t{n_v} * dv, seed(dim + ratio));
+        for (uint32_t h = 0; h < 2 * n_k; ++h) {
+          double sum = 0;
+          for (uint32_t i = 0; i < dk; ++i) sum += qkv[h * dk + i] * qkv[h * dk + i];
+          for (uint32_t i = 0; i < dk; ++i) qkv[h * dk + i] /= static_cast<float>(std::sqrt(sum));
+        }
+        in.f32("qkv", qkv);
+        in.f32("decay", random_floats(n_v, seed(dim) + 1, 0.5f, 1.0f));
+        in.f32("beta", random_floats(n_v, seed(dim) + 2, 0.0f, 1.0f));
+        in.f32("state", random_floats(size_t{n_v} * dk * dv, seed(dim) + 3));
+        in.output("out", size_t{n_v} * dv);
+        compare_with_reference<GdnRecurrentArgs>(*gpu_, *reference_, "gdn_recurrent", in, [&](const DeviceArrays& d) {
+          return GdnRecurrentArgs{.qkv = d["qkv"], .decay = d["decay"], .beta = d["beta"], .state = d["state"],
+                                  .out = d["out"], .n_heads_k = n_k, .n_heads_v = n_v, .head_dim_k = dk,
+                                  .head_dim_v = dv, .tiled_value_heads = tiled};
+        }, {"out", "state"}, kF32Tolerance);
+      }
+    }
+  }
+}
+
+TEST_P(Conformance, ElementwiseSiluMulAndAdd) {
+  for (uint32_t n : kSizes) {
+    KernelInputs in;
+    in.f32("a", random_floats(n, seed(n), -6, 6));
+    in.f32("b", random_floats(n, seed(n) + 1));
+    in.output("y", n);
+    compare_with_reference<SiluMulArgs>(*gpu_, *reference_, "silu_mul", in, [&](const DeviceArrays& d) {
+      return SiluMulArgs{.gate = d["a"], .up = d["b"], .y = d["y"], .n = n};
+    }, {"y"}, kActivationTolerance);
+    compare_with_reference<AddArgs>(*gpu_, *reference_, "add", in, [&](const DeviceArrays& d) {
+      return AddArgs{.a = d["a"], .b = d["b"], .y = d["y"], .n = n};
+    }, {"y"}, kF32Tolerance);
+  }
+}
+
+// Weights in `dtype` as raw inputs named `name`.
+void add_weights(KernelInputs& in, const std::string& dtype, const std::string& name, const std::vector<float>& w) {
+  if (dtype == "f32") in.f32(name, w);
+  if (dtype == "bf16") in.bf16(name, w);
+  if (dtype == "f16") in.f16(name, w);
+}
+
+TEST_P(Conformance, DenseGemvFamily) {
+  for (const std::string dtype : {"f32", "bf16", "f16"}) {
+    for (uint32_t cols : {1u, 7u, 8u, 9u, 16u, 17u, 63u, 64u, 65u, 255u, 1024u, 1031u}) {
+      for (uint32_t rows : {1u, 5u, 64u, 67u}) {
+        SCOPED_TRACE(::testing::Message() << dtype << " rows=" << rows << " cols=" << cols);
+        KernelInputs in;
+        add_weights(in, dtype, "w", random_floats(size_t{rows} * cols, seed(rows * 131 + cols)));
+        add_weights(in, dtype, "w1", random_floats(size_t{rows + 3} * cols, seed(rows * 131 + cols) + 1));
+        in.f32("x", random_floats(cols, seed(cols) + 2));
+        in.f32("gate", random_floats(cols, seed(cols) + 3, -4, 4));
+        in.f32("residual", random_floats(rows, seed(rows) + 4));
+        in.output("y", rows);
+        in.output("y1", rows + 3);
+        in.output("row", cols);
+        compare_with_reference<GemvArgs>(*gpu_, *reference_, "gemv_" + dtype, in, [&](const DeviceArrays& d) {
+          return GemvArgs{.w = d["w"], .x = d["x"], .y = d["y"], .rows = rows, .cols = cols};
+        }, {"y"}, kF32Tolerance);
+        compare_with_reference<RowToF32Args>(*gpu_, *reference_, "row_to_f32_" + dtype, in,
+                                             [&](const DeviceArrays& d) {
+          return RowToF32Args{.w = d["w"], .y = d["row"], .row = rows - 1, .cols = cols};
+        }, {"row"}, 0.0);
+      }
+    }
+  }
+}
+
+// The fused weight kernels are optional: a backend without them is checked by
+// the composed path in the model tests. Where present they must agree with
+// gemv composed on the reference.
+TEST_P(Conformance, FusedGemvKernelsMatchComposition) {
+  if (!gpu_->find_kernel("gemv_pair_bf16", GemvPairArgs::kTypeName)) {
+    GTEST_SKIP() << GetParam() << " has no fused weight kernels";
+  }
+  for (const std::string dtype : {"f32", "bf16", "f16"}) {
+    for (uint32_t cols : {1u, 9u, 64u, 65u, 1031u}) {
+      const uint32_t rows = 37;
+      SCOPED_TRACE(::testing::Message() << dtype << " cols=" << cols);
+      KernelInputs in;
+      const auto w0 = random_floats(size_t{rows} * cols, seed(cols));
+      const auto w1 = random_floats(size_t{rows + 3} * cols, seed(cols) + 1);
+      add_weights(in, dtype, "w0", w0);
+      add_weights(in, dtype, "w1", w1);
+      const auto x = random_floats(cols, seed(cols) + 2);
+      const auto gate = random_floats(cols, seed(cols) + 3, -4, 4);
+      const auto residual = random_floats(rows, seed(cols) + 4);
+      in.f32("x", x);
+      in.f32("gate", gate);
+      in.f32("residual", residual);
+      in.output("y0", rows);
+      in.output("y1", rows + 3);
+      in.output("y", rows);
+      DeviceArrays d(*gpu_, in);
+      const Stream s = gpu_->default_stream();
+      launch(*gpu_, resolve_kernel<GemvPairArgs>(*gpu_, "gemv_pair_" + dtype),
+             GemvPairArgs{.w0 = d["w0"], .w1 = d["w1"], .x = d["x"], .y0 = d["y0"], .y1 = d["y1"], .rows0 = rows,
+                          .rows1 = rows + 3, .cols = cols}, s);
+      launch(*gpu_, resolve_kernel<GemvSiluGateArgs>(*gpu_, "gemv_silu_gate_" + dtype),
+             GemvSiluGateArgs{.w = d["w0"], .gate = d["gate"], .up = d["x"], .residual = d["residual"], .y = d["y"],
+                              .rows = rows, .cols = cols}, s);
+      // Expected values from the stored (rounded) weights, in double.
+      const auto rounded = [&](const std::vector<float>& w) {
+        std::vector<float> out(w.size());
+        for (size_t i = 0; i < w.size(); ++i) {
+          out[i] = dtype == "f32"    ? w[i]
+                   : dtype == "bf16" ? bf16_to_f32(f32_to_bf16(w[i]))
+                                     : f16_to_f32(f32_to_f16(w[i]));
+        }
+        return out;
+      };
+      const auto rounded_w0 = rounded(w0);
+      const auto rw1 = rounded(w1);
+      std::vector<float> y0(rows), y1(rows + 3), y(rows);
+      for (uint32_t r = 0; r < rows + 3; ++r) {
+        double a0 = 0, a1 = 0, ag = 0;
+        for (uint32_t c = 0; c < cols; ++c) {
+          const double act = gate[c] / (1.0 + std::exp(-double{gate[c]})) * x[c];
+          if (r < rows) a0 += double{rounded_w0[size_t{r} * cols + c]} * x[c];
+          if (r < rows) ag += double{rounded_w0[size_t{r} * cols + c]} * act;
+          a1 += double{rw1[size_t{r} * cols + c]} * x[c];
+        }
+        if (r < rows) y0[r] = static_cast<float>(a0), y[r] = static_cast<float>(residual[r] + ag);
+        y1[r] = static_cast<float>(a1);
+      }
+      for (auto [name, expected] : {std::pair<const char*, std::vector<float>*>{"y0", &y0}, {"y1", &y1}, {"y", &y}}) {
+        const auto got = d.floats(name);
+        const Deviation dev = deviation(got.data(), expected->data(), got.size());
+        EXPECT_FALSE(dev.has_nan) << name;
+        EXPECT_LE(dev.max_abs_error, kActivationTolerance * std::max(1.0, dev.max_abs_reference)) << name;
+      }
+      d.expect_guards_intact();
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllBackends, Conformance, ::testing::ValuesIn(backend_names()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
+}  // namespace
+}  // namespace qwen35::testing
