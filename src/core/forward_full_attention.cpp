@@ -2,7 +2,7 @@
 // (spec 3.1), launch by launch. Shapes in comments are per token.
 #include <cmath>
 
-#include "forward_mlp.h"
+#include "forward_shared.h"
 #include "qwen35/forward.h"
 
 namespace qwen35 {
@@ -22,10 +22,7 @@ DevicePtr forward_full_attention(GpuBackend& gpu, const Qwen35ForwardConfig& cfg
   const uint32_t hd = cfg.head_dim;
 
   // h = rms(x) * (1 + input_layernorm)                                         [H]
-  launch(gpu, kernels.rms_norm,
-         RmsNormArgs{.x = x_in, .weight = layer.input_norm, .y = s.x_norm.ptr(), .n_rows = 1, .row_len = cfg.hidden,
-                     .x_row_stride = cfg.hidden, .y_row_stride = cfg.hidden, .eps = cfg.rms_eps},
-         stream);
+  detail::rms_norm_vector(gpu, kernels, x_in, layer.input_norm, s.x_norm.ptr(), cfg.hidden, cfg.rms_eps, stream);
   show(gpu, stream, hook, "x_norm", s.x_norm.ptr(), cfg.hidden);
 
   // q_full [n_heads_q, 2 * hd] (query | gate per head); k, v [n_heads_kv, hd]

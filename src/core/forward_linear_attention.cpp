@@ -2,7 +2,7 @@
 // (spec 3.2), updating the layer's conv and recurrent state in place.
 #include <cmath>
 
-#include "forward_mlp.h"
+#include "forward_shared.h"
 #include "qwen35/forward.h"
 
 namespace qwen35 {
@@ -16,10 +16,7 @@ DevicePtr forward_linear_attention(GpuBackend& gpu, const Qwen35ForwardConfig& c
   const uint32_t dv = cfg.head_dim_v_lin;
 
   // h = rms(x) * (1 + input_layernorm)                                         [H]
-  launch(gpu, kernels.rms_norm,
-         RmsNormArgs{.x = x_in, .weight = layer.input_norm, .y = s.x_norm.ptr(), .n_rows = 1, .row_len = cfg.hidden,
-                     .x_row_stride = cfg.hidden, .y_row_stride = cfg.hidden, .eps = cfg.rms_eps},
-         stream);
+  detail::rms_norm_vector(gpu, kernels, x_in, layer.input_norm, s.x_norm.ptr(), cfg.hidden, cfg.rms_eps, stream);
   show(gpu, stream, hook, "x_norm", s.x_norm.ptr(), cfg.hidden);
 
   // u = W_qkv h [conv_dim]; z = W_z h [nv * dv]; a = W_a h, b = W_b h [nv]

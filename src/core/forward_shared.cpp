@@ -1,7 +1,7 @@
 // SwiGLU MLP (spec 3.3) with the residual: out = residual + W_down(silu(W_gate h) * W_up h).
 // Uses the weights' fused operations where they exist; the composition is the
 // explicit choice made through QuantWeights::supports, never a silent default.
-#include "forward_mlp.h"
+#include "forward_shared.h"
 
 namespace qwen35::detail {
 
