@@ -5,3 +5,4 @@
 
 void add_logits_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);

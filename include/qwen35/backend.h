@@ -40,6 +40,11 @@ struct KernelHandle {
   uint64_t id = 0;
 };
 
+// A recorded sequence of launches (a CUDA graph, a Vulkan command buffer).
+struct GraphHandle {
+  uint64_t id = 0;
+};
+
 class GpuBackend {
  public:
   virtual ~GpuBackend() = default;
@@ -73,6 +78,26 @@ class GpuBackend {
   // name, and throws Error when it has one taking a different argument struct.
   virtual std::optional<KernelHandle> find_kernel(std::string_view name, std::string_view args_type) = 0;
   virtual void launch(KernelHandle kernel, const void* args, size_t args_bytes, Stream stream) = 0;
+
+  // Recording. Backends that can replay a recorded launch sequence say so here;
+  // between begin_capture and end_capture launches and device-to-device copies
+  // on `stream` are recorded instead of run, and replay runs them again with
+  // the same arguments (per-token values come from device memory).
+  virtual bool supports_capture() const { return false; }
+  virtual void begin_capture(Stream stream) {
+    (void)stream;
+    fail("backend '{}' cannot record launches", name());
+  }
+  virtual GraphHandle end_capture(Stream stream) {
+    (void)stream;
+    fail("backend '{}' cannot record launches", name());
+  }
+  virtual void replay(GraphHandle graph, Stream stream) {
+    (void)graph;
+    (void)stream;
+    fail("backend '{}' cannot replay launches", name());
+  }
+  virtual void destroy_graph(GraphHandle graph) { (void)graph; }
 };
 
 // A kernel handle typed by its argument struct: launching with the wrong

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <variant>
@@ -62,6 +63,9 @@ class Model {
 class Session {
  public:
   Session(const Model& model, uint32_t capacity, KvDtype kv_dtype);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   // Runs token `token` at the next position and returns the logits [vocab].
   // Throws Error, before changing any state, if the token id is outside the
@@ -81,6 +85,10 @@ class Session {
   void set_debug_hook(DebugHook hook) { debug_hook_ = std::move(hook); }
 
  private:
+  // Every layer, the final norm and the logits gemv: the part of a step whose
+  // launches do not depend on the token, so a backend may record it once.
+  void run_layers();
+
   const Model& model_;
   GpuBackend& gpu_;
   Stream stream_;
@@ -99,6 +107,7 @@ class Session {
   std::vector<float> hidden_host_;
   LayerObserver layer_observer_;
   DebugHook debug_hook_;
+  std::optional<GraphHandle> recorded_step_;
 };
 
 // A checkpoint with random weights in the exact Hugging Face layout of `config`

@@ -44,7 +44,9 @@ class Tokenizer {
   std::vector<int32_t> encode(std::string_view text) const;
 
   // Ids to text. Bytes that do not form valid UTF-8 become U+FFFD, as Hugging Face's
-  // decode does. Throws on an id outside [0, vocab_size()).
+  // decode does. Throws on an id outside [0, vocab_size()) or one no token has. A model
+  // whose embedding has more rows than the tokenizer has ids (Qwen3.5 pads to 248,320)
+  // should sample from logits.first(vocab_size()).
   std::string decode(std::span<const int32_t> ids, bool skip_special = false) const;
 
   // One past the largest id in the vocabulary or the added tokens.
@@ -76,7 +78,7 @@ class Tokenizer {
 class StreamingDecoder {
  public:
   explicit StreamingDecoder(const Tokenizer& tokenizer, bool skip_special = false);
-  std::string feed(int32_t id);
+  std::string feed(int32_t id);  // throws on an id the tokenizer does not have
   // Ends the stream: any incomplete character left over becomes U+FFFD.
   std::string flush();
   void reset();

@@ -32,24 +32,15 @@ Session::Session(const Model& model, uint32_t capacity, KvDtype kv_dtype)
   gpu_.synchronize(stream_);
 }
 
-void Session::reset() {
-  for (LinearAttentionState& state : linear_states_) state.reset(gpu_, stream_);
-  gpu_.synchronize(stream_);
-  position_ = 0;  // the KV caches need no clearing: attention reads only positions < seq_len
+Session::~Session() {
+  if (recorded_step_) gpu_.destroy_graph(*recorded_step_);
 }
 
-std::span<const float> Session::decode(int32_t token) {
+void Session::run_layers() {
   const Qwen35ForwardConfig& c = model_.config();
-  if (token < 0 || static_cast<uint32_t>(token) >= c.vocab) {
-    fail("token id {} is outside the vocabulary (0 .. {})", token, c.vocab - 1);
-  }
-  if (position_ >= capacity_) {
-    fail("context is full: position {} reached the context length of {} tokens", position_, capacity_);
-  }
-  const DecodeStep step = upload_decode_step(gpu_, step_params_.ptr(), position_, position_, stream_);
+  // The step's host values only feed the forwards' checks; kernels read step_params_.
+  const DecodeStep step{.position = position_, .cache_pos = position_, .params = step_params_.ptr()};
   const DebugHook* hook = debug_hook_ ? &debug_hook_ : nullptr;
-
-  model_.embedding().dequantize_row(gpu_, static_cast<uint32_t>(token), x_.ptr(), stream_);
   size_t full_index = 0, linear_index = 0;
   for (uint32_t i = 0; i < c.num_layers; ++i) {
     const auto& weights = model_.layers()[i].weights;
@@ -73,6 +64,36 @@ std::span<const float> Session::decode(int32_t token) {
                      .row_len = c.hidden, .x_row_stride = c.hidden, .y_row_stride = c.hidden, .eps = c.rms_eps},
          stream_);
   model_.lm_head().gemv(gpu_, x_norm_.ptr(), logits_dev_.ptr(), stream_);
+}
+
+void Session::reset() {
+  for (LinearAttentionState& state : linear_states_) state.reset(gpu_, stream_);
+  gpu_.synchronize(stream_);
+  position_ = 0;  // the KV caches need no clearing: attention reads only positions < seq_len
+}
+
+std::span<const float> Session::decode(int32_t token) {
+  const Qwen35ForwardConfig& c = model_.config();
+  if (token < 0 || static_cast<uint32_t>(token) >= c.vocab) {
+    fail("token id {} is outside the vocabulary (0 .. {})", token, c.vocab - 1);
+  }
+  if (position_ >= capacity_) {
+    fail("context is full: position {} reached the context length of {} tokens", position_, capacity_);
+  }
+  upload_decode_step(gpu_, step_params_.ptr(), position_, position_, stream_);
+  model_.embedding().dequantize_row(gpu_, static_cast<uint32_t>(token), x_.ptr(), stream_);
+  // Observers and hooks read buffers between launches, so they run everything directly.
+  const bool record = gpu_.supports_capture() && !layer_observer_ && !debug_hook_;
+  if (record && !recorded_step_) {
+    gpu_.begin_capture(stream_);
+    run_layers();
+    recorded_step_ = gpu_.end_capture(stream_);
+  }
+  if (record) {
+    gpu_.replay(*recorded_step_, stream_);
+  } else {
+    run_layers();
+  }
   gpu_.download(logits_.data(), logits_dev_.ptr(), logits_.size() * sizeof(float), stream_);
   gpu_.synchronize(stream_);
   ++position_;
