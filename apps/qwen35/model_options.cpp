@@ -14,6 +14,7 @@ void ModelOptions::add_to(CLI::App& command) {
                      "Hugging Face Qwen3.5 checkpoint directory (default: built-in random-weight 0.8B model)");
   command.add_option("--backend", backend, "compute backend: " + available_backends())->capture_default_str();
   command.add_option("-t,--threads", threads, "CPU threads (0 = all cores)")->capture_default_str();
+  command.add_option("--device", device, "GPU index for GPU backends")->capture_default_str();
   command.add_option("--kv-dtype", kv_dtype, "KV cache dtype: f32 or bf16")->capture_default_str();
   command.add_option("-c,--ctx", context, "context length (KV cache capacity in tokens)")->capture_default_str();
   command.add_option("--seed", seed, "seed of the built-in random weights")->capture_default_str();
@@ -27,7 +28,7 @@ KvDtype ModelOptions::parsed_kv_dtype() const {
 
 LoadedModel load_model(const ModelOptions& options) {
   LoadedModel loaded;
-  loaded.backend = create_backend(options.backend, BackendOptions{.threads = options.threads});
+  loaded.backend = create_backend(options.backend, BackendOptions{.threads = options.threads, .device = options.device});
   if (options.model_dir.empty()) {
     const Qwen35ForwardConfig config = Qwen35ForwardConfig::qwen35_0_8b();
     fmt::print(stderr, "qwen35: no --model given: using RANDOM WEIGHTS in the Qwen3.5-0.8B shape (seed {}); "

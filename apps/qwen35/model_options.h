@@ -18,6 +18,7 @@ struct ModelOptions {
   std::string model_dir;  // empty: the built-in random-weight 0.8B model
   std::string backend = "cpu";
   unsigned threads = 0;
+  int device = 0;
   std::string kv_dtype = "bf16";
   uint32_t context = 4096;
   uint64_t seed = 0;  // random weights only
