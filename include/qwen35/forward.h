@@ -99,7 +99,7 @@ struct LinearAttentionScratch {
 // One layer's recurrent state: float32, zero at the start of a sequence.
 struct LinearAttentionState {
   DeviceBuffer conv;       // [conv_kernel - 1, conv_dim] raw inputs of the previous tokens
-  DeviceBuffer recurrent;  // [n_heads_v_lin, head_dim_k_lin, head_dim_v_lin]
+  DeviceBuffer recurrent;  // [n_heads_v_lin, head_dim_v_lin, head_dim_k_lin] (S transposed, see GdnRecurrentArgs)
 
   static LinearAttentionState allocate(GpuBackend& gpu, const Qwen35ForwardConfig& cfg, Stream stream);
   void reset(GpuBackend& gpu, Stream stream);

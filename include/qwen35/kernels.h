@@ -112,7 +112,10 @@ struct GdnRecurrentArgs {
   static constexpr std::string_view kTypeName = "GdnRecurrentArgs";
   DevicePtr qkv;          // [q | k | v] as written by the conv kernel
   DevicePtr decay, beta;  // [n_heads_v]
-  DevicePtr state;        // [n_heads_v, head_dim_k, head_dim_v] f32, updated in place
+  // [n_heads_v, head_dim_v, head_dim_k] f32, updated in place: S^T stored row by
+  // row, so each value channel's dk-long column is contiguous and one pass over
+  // it does the whole step (decay, read, update, output) for that channel.
+  DevicePtr state;
   DevicePtr out;          // [n_heads_v, head_dim_v]
   uint32_t n_heads_k, n_heads_v, head_dim_k, head_dim_v;
   uint32_t tiled_value_heads;  // 1: value head j reads key head j % n_heads_k; 0: j / (nv / nk)

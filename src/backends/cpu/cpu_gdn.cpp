@@ -1,9 +1,9 @@
 // Gated DeltaNet kernels on the CPU: conv update + SiLU + L2 norm, decay and
-// beta, and the recurrent step. The step reads each head's state once and
-// writes it once, using out = decay S^T q + delta (k . q), which equals reading
-// q from the updated state (spec 3.2 step 7) without a third pass.
+// beta, and the recurrent step. The state is stored transposed ([dv, dk]), so
+// the step walks each value channel's column once while it is in L1; the
+// output uses out = decay S^T q + delta (k . q), equal to reading q from the
+// updated state (spec 3.2 step 7).
 #include <cmath>
-#include <vector>
 
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_math.h"
@@ -30,7 +30,7 @@ void conv_silu_l2norm(ThreadPool& pool, const ConvSiluL2NormArgs& a) {
   });
   for (uint32_t h = 0; h < 2 * a.n_heads_k; ++h) {
     float* x = out + size_t{h} * a.head_dim_k;
-    const float scale = (h < a.n_heads_k ? a.q_scale : 1.0f) / std::sqrt(cpu::sum_squares(x, a.head_dim_k) + 1e-6f);
+    const float scale = (h < a.n_heads_k ? a.q_scale : 1.0f) / std::sqrt(simd::sum_squares(x, a.head_dim_k) + 1e-6f);
     for (uint32_t i = 0; i < a.head_dim_k; ++i) x[i] *= scale;
   }
 }
@@ -44,49 +44,20 @@ void gdn_gate_beta(const GdnGateBetaArgs& a) {
   }
 }
 
-void gdn_head(const GdnRecurrentArgs& a, uint32_t j, std::vector<float>& sk, std::vector<float>& sq) {
+void gdn_head(const GdnRecurrentArgs& a, uint32_t j) {
   const uint32_t dk = a.head_dim_k, dv = a.head_dim_v;
   const float* q_all = host_ptr<const float>(a.qkv);
   const float* k_all = q_all + size_t{a.n_heads_k} * dk;
   const float* v_all = k_all + size_t{a.n_heads_k} * dk;
   const uint32_t kj = a.tiled_value_heads ? j % a.n_heads_k : j / (a.n_heads_v / a.n_heads_k);
-  const float* q = q_all + size_t{kj} * dk;
-  const float* k = k_all + size_t{kj} * dk;
-  const float* v = v_all + size_t{j} * dv;
-  float* S = host_ptr<float>(a.state) + size_t{j} * dk * dv;  // [dk, dv]
-  const float decay = host_ptr<const float>(a.decay)[j];
-  const float beta = host_ptr<const float>(a.beta)[j];
-
-  // Read pass: S^T k and S^T q of the old state.
-  sk.assign(dv, 0.0f);
-  sq.assign(dv, 0.0f);
-  float kq = 0;
-  for (uint32_t r = 0; r < dk; ++r) {
-    const float* row = S + size_t{r} * dv;
-    for (uint32_t c = 0; c < dv; ++c) {
-      sk[c] += row[c] * k[r];
-      sq[c] += row[c] * q[r];
-    }
-    kq += k[r] * q[r];
-  }
-  // delta = beta (v - decay S^T k); out = decay S^T q + delta (k . q).
-  float* out = host_ptr<float>(a.out) + size_t{j} * dv;
-  for (uint32_t c = 0; c < dv; ++c) {
-    const float delta = beta * (v[c] - decay * sk[c]);
-    out[c] = decay * sq[c] + delta * kq;
-    sk[c] = delta;
-  }
-  // Write pass: S = decay S + k delta^T.
-  for (uint32_t r = 0; r < dk; ++r) {
-    float* row = S + size_t{r} * dv;
-    for (uint32_t c = 0; c < dv; ++c) row[c] = decay * row[c] + k[r] * sk[c];
-  }
+  simd::gdn_head(host_ptr<float>(a.state) + size_t{j} * dv * dk, q_all + size_t{kj} * dk, k_all + size_t{kj} * dk,
+                 v_all + size_t{j} * dv, host_ptr<const float>(a.decay)[j], host_ptr<const float>(a.beta)[j],
+                 host_ptr<float>(a.out) + size_t{j} * dv, dk, dv);
 }
 
 void gdn_recurrent(ThreadPool& pool, const GdnRecurrentArgs& a) {
   pool.parallel_for(a.n_heads_v, 1, [&](size_t begin, size_t end) {
-    std::vector<float> sk, sq;
-    for (size_t j = begin; j < end; ++j) gdn_head(a, static_cast<uint32_t>(j), sk, sq);
+    for (size_t j = begin; j < end; ++j) gdn_head(a, static_cast<uint32_t>(j));
   });
 }
 

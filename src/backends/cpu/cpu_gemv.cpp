@@ -11,33 +11,32 @@
 namespace qwen35 {
 namespace {
 
-// Rows per task: enough work (~32k weights) to amortise the hand-off.
-size_t row_grain(uint32_t cols) { return std::max<size_t>(1, 32768 / std::max<uint32_t>(cols, 1)); }
+// Rows per task: a multiple of the 4-row SIMD block with ~64k weights, enough
+// to amortise the hand-off while leaving every thread several tasks.
+size_t row_grain(uint32_t cols) { return std::max<size_t>(4, 65536 / std::max<uint32_t>(cols, 1) / 4 * 4); }
 
 template <typename E>
 void gemv(ThreadPool& pool, const GemvArgs& a) {
-  const auto* w = host_ptr<const typename E::Storage>(a.w);
   const float* x = host_ptr<const float>(a.x);
   float* y = host_ptr<float>(a.y);
   pool.parallel_for(a.rows, row_grain(a.cols), [&](size_t begin, size_t end) {
-    for (size_t r = begin; r < end; ++r) y[r] = cpu::dot<E>(w + r * a.cols, x, a.cols);
+    simd::gemv_rows(cpu::weight_type<E>(), host_ptr<const void>(a.w), x, nullptr, y, begin, end, a.cols);
   });
 }
 
 template <typename E>
 void gemv_pair(ThreadPool& pool, const GemvPairArgs& a) {
-  const auto* w0 = host_ptr<const typename E::Storage>(a.w0);
-  const auto* w1 = host_ptr<const typename E::Storage>(a.w1);
   const float* x = host_ptr<const float>(a.x);
-  float* y0 = host_ptr<float>(a.y0);
-  float* y1 = host_ptr<float>(a.y1);
+  constexpr simd::WeightType type = cpu::weight_type<E>();
+  // One index space over both matrices, so both are split across all threads.
   pool.parallel_for(size_t{a.rows0} + a.rows1, row_grain(a.cols), [&](size_t begin, size_t end) {
-    for (size_t r = begin; r < end; ++r) {
-      if (r < a.rows0) {
-        y0[r] = cpu::dot<E>(w0 + r * a.cols, x, a.cols);
-      } else {
-        y1[r - a.rows0] = cpu::dot<E>(w1 + (r - a.rows0) * a.cols, x, a.cols);
-      }
+    if (begin < a.rows0) {
+      simd::gemv_rows(type, host_ptr<const void>(a.w0), x, nullptr, host_ptr<float>(a.y0), begin,
+                      std::min<size_t>(end, a.rows0), a.cols);
+    }
+    if (end > a.rows0) {
+      const size_t b = std::max<size_t>(begin, a.rows0) - a.rows0;
+      simd::gemv_rows(type, host_ptr<const void>(a.w1), x, nullptr, host_ptr<float>(a.y1), b, end - a.rows0, a.cols);
     }
   });
 }
@@ -47,15 +46,11 @@ void gemv_silu_gate(CpuBackend& cpu, const GemvSiluGateArgs& a) {
   const float* gate = host_ptr<const float>(a.gate);
   const float* up = host_ptr<const float>(a.up);
   float* act = cpu.launch_scratch(a.cols);
-  for (uint32_t c = 0; c < a.cols; ++c) act[c] = cpu::silu(gate[c]) * up[c];
-  const auto* w = host_ptr<const typename E::Storage>(a.w);
+  simd::silu_mul(gate, up, act, a.cols);
   const float* residual = a.residual.is_null() ? nullptr : host_ptr<const float>(a.residual);
   float* y = host_ptr<float>(a.y);
   cpu.pool().parallel_for(a.rows, row_grain(a.cols), [&](size_t begin, size_t end) {
-    for (size_t r = begin; r < end; ++r) {
-      const float base = residual ? residual[r] : 0.0f;  // read before write: y may alias residual
-      y[r] = base + cpu::dot<E>(w + r * a.cols, act, a.cols);
-    }
+    simd::gemv_rows(cpu::weight_type<E>(), host_ptr<const void>(a.w), act, residual, y, begin, end, a.cols);
   });
 }
 

@@ -12,8 +12,8 @@ namespace qwen35 {
 namespace {
 
 void rms_norm_row(const float* x, const float* w, float* y, uint32_t n, float eps) {
-  const float inv = 1.0f / std::sqrt(cpu::sum_squares(x, n) / static_cast<float>(n) + eps);
-  for (uint32_t i = 0; i < n; ++i) y[i] = x[i] * inv * w[i];
+  const float inv = 1.0f / std::sqrt(simd::sum_squares(x, n) / static_cast<float>(n) + eps);
+  simd::scale_mul(x, inv, w, y, n);
 }
 
 void rms_norm(ThreadPool& pool, const RmsNormArgs& a) {
@@ -68,10 +68,7 @@ void sigmoid_gate(const SigmoidGateArgs& a) {
 }
 
 void silu_mul(const SiluMulArgs& a) {
-  const float* gate = host_ptr<const float>(a.gate);
-  const float* up = host_ptr<const float>(a.up);
-  float* y = host_ptr<float>(a.y);
-  for (uint32_t i = 0; i < a.n; ++i) y[i] = cpu::silu(gate[i]) * up[i];
+  simd::silu_mul(host_ptr<const float>(a.gate), host_ptr<const float>(a.up), host_ptr<float>(a.y), a.n);
 }
 
 void add(const AddArgs& a) {

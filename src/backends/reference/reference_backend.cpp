@@ -156,22 +156,23 @@ void gdn_recurrent(const GdnRecurrentArgs& a) {
     const float* q = q_all + size_t{kj} * dk;
     const float* k = k_all + size_t{kj} * dk;
     const float* v = v_all + size_t{j} * dv;
-    float* S = host_ptr<float>(a.state) + size_t{j} * dk * dv;  // [dk, dv]
+    float* St = host_ptr<float>(a.state) + size_t{j} * dk * dv;  // S^T: [dv, dk]
+    auto S = [&](uint32_t r, uint32_t c) -> float& { return St[size_t{c} * dk + r]; };  // S[r][c], r < dk
     const double decay = host_ptr<const float>(a.decay)[j];
     const double beta = host_ptr<const float>(a.beta)[j];
-    for (size_t e = 0; e < size_t{dk} * dv; ++e) S[e] = static_cast<float>(S[e] * decay);
+    for (size_t e = 0; e < size_t{dk} * dv; ++e) St[e] = static_cast<float>(St[e] * decay);
     for (uint32_t c = 0; c < dv; ++c) {
       m[c] = 0;
-      for (uint32_t r = 0; r < dk; ++r) m[c] += double{S[size_t{r} * dv + c]} * k[r];
+      for (uint32_t r = 0; r < dk; ++r) m[c] += double{S(r, c)} * k[r];
       delta[c] = beta * (v[c] - m[c]);
     }
     for (uint32_t r = 0; r < dk; ++r) {
-      for (uint32_t c = 0; c < dv; ++c) S[size_t{r} * dv + c] = static_cast<float>(S[size_t{r} * dv + c] + k[r] * delta[c]);
+      for (uint32_t c = 0; c < dv; ++c) S(r, c) = static_cast<float>(S(r, c) + k[r] * delta[c]);
     }
     float* out = host_ptr<float>(a.out) + size_t{j} * dv;
     for (uint32_t c = 0; c < dv; ++c) {
       double acc = 0;
-      for (uint32_t r = 0; r < dk; ++r) acc += double{S[size_t{r} * dv + c]} * q[r];
+      for (uint32_t r = 0; r < dk; ++r) acc += double{S(r, c)} * q[r];
       out[c] = static_cast<float>(acc);
     }
   }

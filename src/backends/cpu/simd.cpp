@@ -1,0 +1,280 @@
+// Highway implementations of the primitives in simd.h. This file is compiled
+// once per target by foreach_target.h; the part under HWY_ONCE builds the
+// dispatch tables and the plain functions the kernels call.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu/simd.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "hwy/contrib/math/math-inl.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "cpu/simd.h"
+#include "qwen35/dtype.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace qwen35::simd::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+
+HWY_INLINE float to_f32(float v) { return v; }
+HWY_INLINE float to_f32(hwy::bfloat16_t v) { return hwy::F32FromBF16(v); }
+HWY_INLINE float to_f32(hwy::float16_t v) {
+  uint16_t bits;
+  std::memcpy(&bits, &v, sizeof(bits));
+  return f16_to_f32(bits);
+}
+
+HWY_INLINE VF load(DF df, const float* p) { return hn::LoadU(df, p); }
+HWY_INLINE VF load(DF df, const hwy::bfloat16_t* p) {
+  const hn::Rebind<hwy::bfloat16_t, DF> dbf;
+  return hn::PromoteTo(df, hn::LoadU(dbf, p));
+}
+HWY_INLINE VF load(DF df, const hwy::float16_t* p) {
+  const hn::Rebind<hwy::float16_t, DF> dh;
+  return hn::PromoteTo(df, hn::LoadU(dh, p));
+}
+HWY_INLINE float sum(DF df, VF v) { return hn::GetLane(hn::SumOfLanes(df, v)); }
+
+// Four rows share each load of x, and two accumulators per row keep eight
+// independent FMA chains in flight; the four weight rows are four concurrent
+// read streams, which is what keeps memory busy.
+template <typename T>
+void gemv_rows_t(const T* w, const float* x, const float* base, float* y, size_t row_begin, size_t row_end,
+                 size_t cols) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  size_t r = row_begin;
+  for (; r + 4 <= row_end; r += 4) {
+    const T* w0 = w + r * cols;
+    const T* w1 = w0 + cols;
+    const T* w2 = w1 + cols;
+    const T* w3 = w2 + cols;
+    VF a0 = hn::Zero(df), a1 = hn::Zero(df), a2 = hn::Zero(df), a3 = hn::Zero(df);
+    VF b0 = hn::Zero(df), b1 = hn::Zero(df), b2 = hn::Zero(df), b3 = hn::Zero(df);
+    size_t i = 0;
+    for (; i + 2 * n <= cols; i += 2 * n) {
+      const VF x0 = hn::LoadU(df, x + i);
+      const VF x1 = hn::LoadU(df, x + i + n);
+      a0 = hn::MulAdd(load(df, w0 + i), x0, a0);
+      a1 = hn::MulAdd(load(df, w1 + i), x0, a1);
+      a2 = hn::MulAdd(load(df, w2 + i), x0, a2);
+      a3 = hn::MulAdd(load(df, w3 + i), x0, a3);
+      b0 = hn::MulAdd(load(df, w0 + i + n), x1, b0);
+      b1 = hn::MulAdd(load(df, w1 + i + n), x1, b1);
+      b2 = hn::MulAdd(load(df, w2 + i + n), x1, b2);
+      b3 = hn::MulAdd(load(df, w3 + i + n), x1, b3);
+    }
+    for (; i + n <= cols; i += n) {
+      const VF x0 = hn::LoadU(df, x + i);
+      a0 = hn::MulAdd(load(df, w0 + i), x0, a0);
+      a1 = hn::MulAdd(load(df, w1 + i), x0, a1);
+      a2 = hn::MulAdd(load(df, w2 + i), x0, a2);
+      a3 = hn::MulAdd(load(df, w3 + i), x0, a3);
+    }
+    float s[4] = {sum(df, hn::Add(a0, b0)), sum(df, hn::Add(a1, b1)), sum(df, hn::Add(a2, b2)),
+                  sum(df, hn::Add(a3, b3))};
+    for (; i < cols; ++i) {
+      s[0] += to_f32(w0[i]) * x[i];
+      s[1] += to_f32(w1[i]) * x[i];
+      s[2] += to_f32(w2[i]) * x[i];
+      s[3] += to_f32(w3[i]) * x[i];
+    }
+    for (size_t k = 0; k < 4; ++k) y[r + k] = (base ? base[r + k] : 0.0f) + s[k];
+  }
+  for (; r < row_end; ++r) {
+    const T* wr = w + r * cols;
+    VF a = hn::Zero(df), b = hn::Zero(df);
+    size_t i = 0;
+    for (; i + 2 * n <= cols; i += 2 * n) {
+      a = hn::MulAdd(load(df, wr + i), hn::LoadU(df, x + i), a);
+      b = hn::MulAdd(load(df, wr + i + n), hn::LoadU(df, x + i + n), b);
+    }
+    for (; i + n <= cols; i += n) a = hn::MulAdd(load(df, wr + i), hn::LoadU(df, x + i), a);
+    float s = sum(df, hn::Add(a, b));
+    for (; i < cols; ++i) s += to_f32(wr[i]) * x[i];
+    y[r] = (base ? base[r] : 0.0f) + s;
+  }
+}
+
+template <typename T>
+float dot_t(const T* a, const float* b, size_t count) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  VF s0 = hn::Zero(df), s1 = hn::Zero(df), s2 = hn::Zero(df), s3 = hn::Zero(df);
+  size_t i = 0;
+  for (; i + 4 * n <= count; i += 4 * n) {
+    s0 = hn::MulAdd(load(df, a + i), hn::LoadU(df, b + i), s0);
+    s1 = hn::MulAdd(load(df, a + i + n), hn::LoadU(df, b + i + n), s1);
+    s2 = hn::MulAdd(load(df, a + i + 2 * n), hn::LoadU(df, b + i + 2 * n), s2);
+    s3 = hn::MulAdd(load(df, a + i + 3 * n), hn::LoadU(df, b + i + 3 * n), s3);
+  }
+  for (; i + n <= count; i += n) s0 = hn::MulAdd(load(df, a + i), hn::LoadU(df, b + i), s0);
+  float s = sum(df, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3)));
+  for (; i < count; ++i) s += to_f32(a[i]) * b[i];
+  return s;
+}
+
+template <typename T>
+void scale_add_t(const T* x, float keep, float p, float* y, size_t count) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  const VF vk = hn::Set(df, keep), vp = hn::Set(df, p);
+  size_t i = 0;
+  for (; i + n <= count; i += n) hn::StoreU(hn::MulAdd(load(df, x + i), vp, hn::Mul(hn::LoadU(df, y + i), vk)), df, y + i);
+  for (; i < count; ++i) y[i] = y[i] * keep + p * to_f32(x[i]);
+}
+
+void GemvRowsF32(const void* w, const float* x, const float* base, float* y, size_t r0, size_t r1, size_t cols) {
+  gemv_rows_t(static_cast<const float*>(w), x, base, y, r0, r1, cols);
+}
+void GemvRowsBF16(const void* w, const float* x, const float* base, float* y, size_t r0, size_t r1, size_t cols) {
+  gemv_rows_t(static_cast<const hwy::bfloat16_t*>(w), x, base, y, r0, r1, cols);
+}
+void GemvRowsF16(const void* w, const float* x, const float* base, float* y, size_t r0, size_t r1, size_t cols) {
+  gemv_rows_t(static_cast<const hwy::float16_t*>(w), x, base, y, r0, r1, cols);
+}
+float DotF32(const void* a, const float* b, size_t n) { return dot_t(static_cast<const float*>(a), b, n); }
+float DotBF16(const void* a, const float* b, size_t n) { return dot_t(static_cast<const hwy::bfloat16_t*>(a), b, n); }
+float DotF16(const void* a, const float* b, size_t n) { return dot_t(static_cast<const hwy::float16_t*>(a), b, n); }
+void ScaleAddF32(const void* x, float keep, float p, float* y, size_t n) {
+  scale_add_t(static_cast<const float*>(x), keep, p, y, n);
+}
+void ScaleAddBF16(const void* x, float keep, float p, float* y, size_t n) {
+  scale_add_t(static_cast<const hwy::bfloat16_t*>(x), keep, p, y, n);
+}
+void ScaleAddF16(const void* x, float keep, float p, float* y, size_t n) {
+  scale_add_t(static_cast<const hwy::float16_t*>(x), keep, p, y, n);
+}
+
+float SumSquares(const float* x, size_t count) { return dot_t(x, x, count); }
+
+void ScaleMul(const float* x, float scale, const float* w, float* y, size_t count) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  const VF vs = hn::Set(df, scale);
+  size_t i = 0;
+  for (; i + n <= count; i += n) {
+    hn::StoreU(hn::Mul(hn::Mul(hn::LoadU(df, x + i), vs), hn::LoadU(df, w + i)), df, y + i);
+  }
+  for (; i < count; ++i) y[i] = x[i] * scale * w[i];
+}
+
+void SiluMul(const float* gate, const float* up, float* y, size_t count) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  const VF one = hn::Set(df, 1.0f);
+  size_t i = 0;
+  for (; i + n <= count; i += n) {
+    const VF g = hn::LoadU(df, gate + i);
+    const VF silu = hn::Div(g, hn::Add(one, hn::Exp(df, hn::Neg(g))));
+    hn::StoreU(hn::Mul(silu, hn::LoadU(df, up + i)), df, y + i);
+  }
+  for (; i < count; ++i) y[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+// Per value channel c, its column s (dk floats, in L1 after the first read):
+// sk = s.k, sq = s.q; delta = beta (v_c - decay sk); s = decay s + delta k;
+// out_c = decay sq + delta (k.q).
+void GdnHead(float* state, const float* q, const float* k, const float* v, float decay, float beta, float* out,
+             size_t dk, size_t dv) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  const float kq = dot_t(k, q, dk);
+  const VF vdecay = hn::Set(df, decay);
+  for (size_t c = 0; c < dv; ++c) {
+    float* s = state + c * dk;
+    VF sk = hn::Zero(df), sq = hn::Zero(df);
+    size_t i = 0;
+    for (; i + n <= dk; i += n) {
+      const VF sv = hn::LoadU(df, s + i);
+      sk = hn::MulAdd(sv, hn::LoadU(df, k + i), sk);
+      sq = hn::MulAdd(sv, hn::LoadU(df, q + i), sq);
+    }
+    float sk_sum = sum(df, sk), sq_sum = sum(df, sq);
+    for (size_t t = i; t < dk; ++t) {
+      sk_sum += s[t] * k[t];
+      sq_sum += s[t] * q[t];
+    }
+    const float delta = beta * (v[c] - decay * sk_sum);
+    const VF vdelta = hn::Set(df, delta);
+    for (i = 0; i + n <= dk; i += n) {
+      hn::StoreU(hn::MulAdd(hn::LoadU(df, s + i), vdecay, hn::Mul(vdelta, hn::LoadU(df, k + i))), df, s + i);
+    }
+    for (; i < dk; ++i) s[i] = decay * s[i] + delta * k[i];
+    out[c] = decay * sq_sum + delta * kq;
+  }
+}
+
+int64_t Target() { return HWY_TARGET; }
+
+}  // namespace qwen35::simd::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace qwen35::simd {
+
+HWY_EXPORT(GemvRowsF32);
+HWY_EXPORT(GemvRowsBF16);
+HWY_EXPORT(GemvRowsF16);
+HWY_EXPORT(DotF32);
+HWY_EXPORT(DotBF16);
+HWY_EXPORT(DotF16);
+HWY_EXPORT(ScaleAddF32);
+HWY_EXPORT(ScaleAddBF16);
+HWY_EXPORT(ScaleAddF16);
+HWY_EXPORT(SumSquares);
+HWY_EXPORT(ScaleMul);
+HWY_EXPORT(SiluMul);
+HWY_EXPORT(GdnHead);
+HWY_EXPORT(Target);
+
+void gemv_rows(WeightType type, const void* w, const float* x, const float* base, float* y, size_t row_begin,
+               size_t row_end, size_t cols) {
+  switch (type) {
+    case WeightType::kF32: return HWY_DYNAMIC_DISPATCH(GemvRowsF32)(w, x, base, y, row_begin, row_end, cols);
+    case WeightType::kBF16: return HWY_DYNAMIC_DISPATCH(GemvRowsBF16)(w, x, base, y, row_begin, row_end, cols);
+    case WeightType::kF16: return HWY_DYNAMIC_DISPATCH(GemvRowsF16)(w, x, base, y, row_begin, row_end, cols);
+  }
+}
+
+float dot(WeightType type, const void* a, const float* b, size_t n) {
+  switch (type) {
+    case WeightType::kF32: return HWY_DYNAMIC_DISPATCH(DotF32)(a, b, n);
+    case WeightType::kBF16: return HWY_DYNAMIC_DISPATCH(DotBF16)(a, b, n);
+    case WeightType::kF16: return HWY_DYNAMIC_DISPATCH(DotF16)(a, b, n);
+  }
+  return 0;
+}
+
+void scale_add(WeightType type, const void* x, float keep, float p, float* y, size_t n) {
+  switch (type) {
+    case WeightType::kF32: return HWY_DYNAMIC_DISPATCH(ScaleAddF32)(x, keep, p, y, n);
+    case WeightType::kBF16: return HWY_DYNAMIC_DISPATCH(ScaleAddBF16)(x, keep, p, y, n);
+    case WeightType::kF16: return HWY_DYNAMIC_DISPATCH(ScaleAddF16)(x, keep, p, y, n);
+  }
+}
+
+float sum_squares(const float* x, size_t n) { return HWY_DYNAMIC_DISPATCH(SumSquares)(x, n); }
+void scale_mul(const float* x, float scale, const float* w, float* y, size_t n) {
+  HWY_DYNAMIC_DISPATCH(ScaleMul)(x, scale, w, y, n);
+}
+void silu_mul(const float* gate, const float* up, float* y, size_t n) { HWY_DYNAMIC_DISPATCH(SiluMul)(gate, up, y, n); }
+void gdn_head(float* state, const float* q, const float* k, const float* v, float decay, float beta, float* out,
+              size_t dk, size_t dv) {
+  HWY_DYNAMIC_DISPATCH(GdnHead)(state, q, k, v, decay, beta, out, dk, dv);
+}
+
+std::string current_target() { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(Target)()); }
+std::string target_name(int64_t target) { return hwy::TargetName(target); }
+std::vector<int64_t> available_targets() { return hwy::SupportedAndGeneratedTargets(); }
+
+void force_target(int64_t target) {
+  hwy::SetSupportedTargetsForTest(target);
+  hwy::GetChosenTarget().Update(hwy::SupportedTargets());
+}
+
+}  // namespace qwen35::simd
+#endif  // HWY_ONCE
