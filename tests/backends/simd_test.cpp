@@ -1,0 +1,144 @@
+// The CPU backend's SIMD primitives against plain double-precision loops, for
+// every instruction set compiled in and supported by this machine, forced one
+// at a time (so an AVX-512 machine also checks the AVX2, SSE4 and scalar code),
+// at sizes just below and above every vector width.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cpu/simd.h"
+#include "qwen35/dtype.h"
+#include "support/test_support.h"
+
+namespace qwen35::testing {
+namespace {
+
+// float32 accumulation against double: a few ulps times sqrt(n) of the
+// magnitude; 1e-5 relative to the largest term sum covers n up to ~10^4.
+constexpr double kTolerance = 1e-5;
+
+const std::vector<size_t> kSizes = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65,
+                                    95, 96, 97, 127, 128, 129, 255, 256, 257, 1000};
+
+class Simd : public ::testing::TestWithParam<int64_t> {
+ protected:
+  void SetUp() override { simd::force_target(GetParam()); }
+  void TearDown() override { simd::force_target(0); }
+};
+
+// Weights stored as `type`, and their exact float values.
+struct Weights {
+  std::vector<uint16_t> half;
+  std::vector<float> f32;
+  std::vector<float> exact;
+  const void* data(simd::WeightType type) const {
+    return type == simd::WeightType::kF32 ? static_cast<const void*>(f32.data()) : half.data();
+  }
+};
+
+Weights make_weights(simd::WeightType type, size_t n, uint32_t seed) {
+  Weights w;
+  w.f32 = random_floats(n, seed);
+  w.exact = w.f32;
+  if (type != simd::WeightType::kF32) {
+    w.half.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      w.half[i] = type == simd::WeightType::kBF16 ? f32_to_bf16(w.f32[i]) : f32_to_f16(w.f32[i]);
+      w.exact[i] = type == simd::WeightType::kBF16 ? bf16_to_f32(w.half[i]) : f16_to_f32(w.half[i]);
+    }
+  }
+  return w;
+}
+
+const simd::WeightType kTypes[] = {simd::WeightType::kF32, simd::WeightType::kBF16, simd::WeightType::kF16};
+
+TEST_P(Simd, TargetIsTheForcedOne) { EXPECT_EQ(simd::current_target(), simd::target_name(GetParam())); }
+
+TEST_P(Simd, GemvRowsAndDot) {
+  for (simd::WeightType type : kTypes) {
+    for (size_t cols : kSizes) {
+      const size_t rows = 7;  // one 4-row block and three single rows
+      SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " cols " << cols);
+      const Weights w = make_weights(type, rows * cols, static_cast<uint32_t>(cols));
+      const auto x = random_floats(cols, 77);
+      const auto base = random_floats(rows, 78);
+      std::vector<float> y(rows, std::nanf(""));
+      simd::gemv_rows(type, w.data(type), x.data(), base.data(), y.data(), 0, rows, cols);
+      for (size_t r = 0; r < rows; ++r) {
+        double expected = 0, scale = 0;
+        for (size_t c = 0; c < cols; ++c) {
+          expected += double{w.exact[r * cols + c]} * x[c];
+          scale += std::fabs(double{w.exact[r * cols + c]} * x[c]);
+        }
+        ASSERT_NEAR(y[r], base[r] + expected, kTolerance * (scale + 1)) << "row " << r;
+        const void* row = static_cast<const char*>(w.data(type)) +
+                          r * cols * (type == simd::WeightType::kF32 ? 4 : 2);
+        ASSERT_NEAR(simd::dot(type, row, x.data(), cols), expected, kTolerance * (scale + 1)) << "row " << r;
+      }
+    }
+  }
+}
+
+TEST_P(Simd, ElementwisePrimitives) {
+  for (size_t n : kSizes) {
+    SCOPED_TRACE(::testing::Message() << "n " << n);
+    const auto x = random_floats(n, 1, -8, 8);
+    const auto w = random_floats(n, 2);
+    double sum_sq = 0;
+    for (float v : x) sum_sq += double{v} * v;
+    EXPECT_NEAR(simd::sum_squares(x.data(), n), sum_sq, kTolerance * sum_sq);
+
+    std::vector<float> y(n);
+    simd::scale_mul(x.data(), 0.37f, w.data(), y.data(), n);
+    for (size_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(y[i], x[i] * 0.37f * w[i]);
+
+    simd::silu_mul(x.data(), w.data(), y.data(), n);
+    for (size_t i = 0; i < n; ++i) {
+      const double expected = x[i] / (1.0 + std::exp(-double{x[i]})) * w[i];
+      ASSERT_NEAR(y[i], expected, 4e-6 * (std::fabs(expected) + 1e-6)) << i;  // Highway's Exp: a few ulps
+    }
+
+    for (simd::WeightType type : kTypes) {
+      const Weights v = make_weights(type, n, 3);
+      std::vector<float> acc = random_floats(n, 4);
+      const std::vector<float> before = acc;
+      simd::scale_add(type, v.data(type), 0.5f, 0.25f, acc.data(), n);
+      for (size_t i = 0; i < n; ++i) ASSERT_NEAR(acc[i], before[i] * 0.5 + 0.25 * v.exact[i], 1e-6);
+    }
+  }
+}
+
+TEST_P(Simd, GdnHeadMatchesTheSpecOrder) {
+  for (size_t dk : {1u, 8u, 15u, 16u, 17u, 128u}) {
+    const size_t dv = dk + 3;
+    auto state = random_floats(dv * dk, 5);  // S^T [dv, dk]
+    const auto q = random_floats(dk, 6), k = random_floats(dk, 7), v = random_floats(dv, 8);
+    const float decay = 0.9f, beta = 0.6f;
+    // Spec 3.2 step 7 in double on S[r][c] = state[c * dk + r].
+    std::vector<double> S(state.begin(), state.end());
+    for (double& s : S) s *= decay;
+    std::vector<double> expected_out(dv);
+    for (size_t c = 0; c < dv; ++c) {
+      double m = 0;
+      for (size_t r = 0; r < dk; ++r) m += S[c * dk + r] * k[r];
+      const double delta = beta * (v[c] - m);
+      for (size_t r = 0; r < dk; ++r) S[c * dk + r] += k[r] * delta;
+      for (size_t r = 0; r < dk; ++r) expected_out[c] += S[c * dk + r] * q[r];
+    }
+    std::vector<float> out(dv, std::nanf(""));
+    simd::gdn_head(state.data(), q.data(), k.data(), v.data(), decay, beta, out.data(), dk, dv);
+    for (size_t c = 0; c < dv; ++c) ASSERT_NEAR(out[c], expected_out[c], 1e-4 * std::sqrt(dk)) << "dk " << dk;
+    for (size_t e = 0; e < S.size(); ++e) ASSERT_NEAR(state[e], S[e], 1e-5) << "dk " << dk;
+  }
+}
+
+std::vector<int64_t> targets() {
+  std::vector<int64_t> t = simd::available_targets();
+  return t;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryTarget, Simd, ::testing::ValuesIn(targets()),
+                         [](const ::testing::TestParamInfo<int64_t>& info) { return simd::target_name(info.param); });
+
+}  // namespace
+}  // namespace qwen35::testing
