@@ -6,3 +6,5 @@
 void add_logits_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
+void add_chat_command(CLI::App& app);
+void add_bench_command(CLI::App& app);

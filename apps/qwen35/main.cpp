@@ -13,7 +13,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   add_logits_command(app);
   add_generate_command(app);
+  add_chat_command(app);
   add_tokenize_command(app);
+  add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

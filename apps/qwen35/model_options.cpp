@@ -1,7 +1,10 @@
 // Shared model options and loading for the subcommands (see model_options.h).
 #include "model_options.h"
 
+#include <unistd.h>
+
 #include <charconv>
+#include <cstdio>
 
 #include <fmt/format.h>
 
@@ -9,7 +12,7 @@
 
 namespace qwen35::app {
 
-void ModelOptions::add_to(CLI::App& command) {
+void ModelOptions::add_to(CLI::App& command, const std::string& seed_help) {
   command.add_option("-m,--model", model_dir,
                      "Hugging Face Qwen3.5 checkpoint directory (default: built-in random-weight 0.8B model)");
   command.add_option("--backend", backend, "compute backend: " + available_backends())->capture_default_str();
@@ -17,7 +20,7 @@ void ModelOptions::add_to(CLI::App& command) {
   command.add_option("--device", device, "GPU index for GPU backends")->capture_default_str();
   command.add_option("--kv-dtype", kv_dtype, "KV cache dtype: f32 or bf16")->capture_default_str();
   command.add_option("-c,--ctx", context, "context length (KV cache capacity in tokens)")->capture_default_str();
-  command.add_option("--seed", seed, "seed of the built-in random weights")->capture_default_str();
+  command.add_option("--seed", seed, seed_help)->capture_default_str();
 }
 
 KvDtype ModelOptions::parsed_kv_dtype() const {
@@ -26,6 +29,30 @@ KvDtype ModelOptions::parsed_kv_dtype() const {
   return *dtype;
 }
 
+namespace {
+
+// "[#########...........]  45%  1.21 / 2.70 GB" redrawn in place on a terminal; nothing
+// (an empty callback) when stderr is a file or a pipe, so logs stay clean.
+Model::LoadProgress load_progress_bar() {
+  if (!isatty(fileno(stderr))) return {};
+  return [last_percent = -1](size_t done, size_t total) mutable {
+    const int percent = total == 0 ? 100 : static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total));
+    if (percent == last_percent) return;
+    last_percent = percent;
+    constexpr int kWidth = 30;
+    const int filled = percent * kWidth / 100;
+    const bool gigabytes = total >= 1e9;
+    const double unit = gigabytes ? 1e9 : 1e6;
+    fmt::print(stderr, "\rqwen35: loading weights [{}{}] {:3d}%  {:.2f} / {:.2f} {}", std::string(filled, '#'),
+               std::string(kWidth - filled, '.'), percent, done / unit, total / unit, gigabytes ? "GB" : "MB");
+    // Done: clear the line for the summary that follows.
+    if (done == total) fmt::print(stderr, "\r\x1b[K");
+    std::fflush(stderr);
+  };
+}
+
+}  // namespace
+
 LoadedModel load_model(const ModelOptions& options) {
   LoadedModel loaded;
   loaded.backend = create_backend(options.backend, BackendOptions{.threads = options.threads, .device = options.device});
@@ -33,13 +60,13 @@ LoadedModel load_model(const ModelOptions& options) {
     const Qwen35ForwardConfig config = Qwen35ForwardConfig::qwen35_0_8b();
     fmt::print(stderr, "qwen35: no --model given: using RANDOM WEIGHTS in the Qwen3.5-0.8B shape (seed {}); "
                        "output tokens are meaningless\n", options.seed);
-    std::shared_ptr<TensorSource> weights = make_random_weights(config, DType::kBF16, options.seed);
-    loaded.model = Model::load(*loaded.backend, config, weights, "model.language_model.");
-    loaded.description = "random-weight Qwen3.5-0.8B (bf16)";
+    std::shared_ptr<TensorSource> weights = make_random_weights(config, options.weight_dtype, options.seed);
+    loaded.model = Model::load(*loaded.backend, config, weights, "model.language_model.", load_progress_bar());
+    loaded.description = fmt::format("random-weight Qwen3.5-0.8B ({})", dtype_name(options.weight_dtype));
   } else {
     Checkpoint checkpoint = open_hf_checkpoint(options.model_dir);
     std::shared_ptr<const TensorSource> tensors = std::move(checkpoint.tensors);
-    loaded.model = Model::load(*loaded.backend, checkpoint.config, tensors, checkpoint.tensor_prefix);
+    loaded.model = Model::load(*loaded.backend, checkpoint.config, tensors, checkpoint.tensor_prefix, load_progress_bar());
     loaded.description = options.model_dir;
   }
   fmt::print(stderr, "qwen35: {} on {} ({}): {}\n", loaded.description, loaded.backend->name(),

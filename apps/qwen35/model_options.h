@@ -21,9 +21,12 @@ struct ModelOptions {
   int device = 0;
   std::string kv_dtype = "bf16";
   uint32_t context = 4096;
-  uint64_t seed = 0;  // random weights only
+  uint64_t seed = 0;                   // random weights only
+  DType weight_dtype = DType::kBF16;  // random weights only
 
-  void add_to(CLI::App& command);
+  // `seed_help` says what --seed seeds in this command (the random weights, and where
+  // the command samples, the sampler too).
+  void add_to(CLI::App& command, const std::string& seed_help = "seed of the built-in random weights");
   KvDtype parsed_kv_dtype() const;
 };
 
@@ -33,7 +36,8 @@ struct LoadedModel {
   std::string description;  // what was loaded, for the user
 };
 
-// Opens the checkpoint (or makes the default), prints what it is to stderr.
+// Opens the checkpoint (or makes the default), prints what it is to stderr, with a
+// progress bar on stderr while the weights load when stderr is a terminal.
 LoadedModel load_model(const ModelOptions& options);
 
 // "1,2,3" -> {1, 2, 3}; throws Error naming the bad item.

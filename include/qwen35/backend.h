@@ -45,6 +45,13 @@ struct GraphHandle {
   uint64_t id = 0;
 };
 
+// Time spent in one kernel since profiling was enabled.
+struct KernelProfile {
+  std::string name;
+  uint64_t launches = 0;
+  double seconds = 0;
+};
+
 class GpuBackend {
  public:
   virtual ~GpuBackend() = default;
@@ -98,6 +105,11 @@ class GpuBackend {
     fail("backend '{}' cannot replay launches", name());
   }
   virtual void destroy_graph(GraphHandle graph) { (void)graph; }
+
+  // Profiling: per-kernel launch counts and times. Backends that cannot time
+  // launches return an empty profile. Enabling resets the counters.
+  virtual void set_profiling(bool enabled) { (void)enabled; }
+  virtual std::vector<KernelProfile> profile() const { return {}; }
 };
 
 // A kernel handle typed by its argument struct: launching with the wrong

@@ -16,6 +16,13 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
+// A backend that is compiled in but finds no device it can run on (no Vulkan
+// driver, no GPU, a GPU without a required feature). Tests report it as skipped.
+class DeviceUnavailable : public Error {
+ public:
+  using Error::Error;
+};
+
 // Throws Error with a fmt-formatted message.
 template <typename... Args>
 [[noreturn]] void fail(fmt::format_string<Args...> format, Args&&... args) {

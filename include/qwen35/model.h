@@ -25,9 +25,13 @@ class Model {
  public:
   // Checks every tensor's presence, dtype and shape against `config` and puts
   // it on `gpu`. Tensor names are `prefix` + the Hugging Face names (spec 2.1).
-  // Throws Error naming the tensor and its file on any mismatch.
+  // Throws Error naming the tensor and its file on any mismatch. `progress`, when set,
+  // is called after every tensor with the bytes placed so far and the bytes expected
+  // in all (a progress bar for large checkpoints); the last call has done == total.
+  using LoadProgress = std::function<void(size_t bytes_done, size_t bytes_total)>;
   static std::unique_ptr<Model> load(GpuBackend& gpu, const Qwen35ForwardConfig& config,
-                                     std::shared_ptr<const TensorSource> tensors, const std::string& prefix);
+                                     std::shared_ptr<const TensorSource> tensors, const std::string& prefix,
+                                     const LoadProgress& progress = {});
 
   const Qwen35ForwardConfig& config() const { return config_; }
   GpuBackend& backend() const { return *gpu_; }
@@ -73,6 +77,13 @@ class Session {
   std::span<const float> decode(int32_t token);
   // Back to an empty sequence (position 0, zero states).
   void reset();
+  // For benchmarks: continue as if `position` tokens had been decoded. The KV
+  // cache up to there holds arbitrary (finite) values, so attention reads a
+  // realistic amount of memory; the logits mean nothing.
+  void fast_forward(uint32_t position);
+  // Bytes a decode step at the current position reads from the KV caches and
+  // the recurrent states (weights: Model::weight_bytes_per_token).
+  size_t state_bytes_per_token() const;
 
   uint32_t position() const { return position_; }
   uint32_t capacity() const { return capacity_; }

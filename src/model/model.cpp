@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "qwen35/dense_weights.h"
@@ -40,8 +41,21 @@ double element(const TensorView& t, size_t i) {
 
 class Model::Builder {
  public:
-  Builder(Model& model, GpuBackend& gpu, const std::string& prefix)
-      : model_(model), gpu_(gpu), stream_(gpu.default_stream()), prefix_(prefix) {}
+  Builder(Model& model, GpuBackend& gpu, const std::string& prefix, const LoadProgress& progress)
+      : model_(model), gpu_(gpu), stream_(gpu.default_stream()), prefix_(prefix), progress_(progress) {
+    if (!progress_) return;
+    // Every tensor under the prefix, plus an untied lm_head: what load() will read.
+    for (const std::string& name : model_.tensors_->names()) {
+      if (name.starts_with(prefix_) || (name == "lm_head.weight" && !model_.config_.tie_word_embeddings)) {
+        bytes_total_ += model_.tensors_->find(name)->bytes;
+      }
+    }
+  }
+
+  // The last report: everything placed.
+  void finish() {
+    if (progress_) progress_(bytes_done_, bytes_done_);
+  }
 
   const TensorView& require(const std::string& name, std::vector<int64_t> shape) {
     const TensorView* t = model_.tensors_->find(name);
@@ -59,6 +73,7 @@ class Model::Builder {
   const QuantWeights* matrix(const std::string& name, uint32_t rows, uint32_t cols) {
     const TensorView& t = require(name, {rows, cols});
     model_.matrices_.push_back(make_dense_weights(gpu_, t.dtype, rows, cols, t.data, stream_));
+    placed(t);
     return model_.matrices_.back().get();
   }
 
@@ -70,6 +85,7 @@ class Model::Builder {
     DeviceBuffer buffer(gpu_, values.size() * sizeof(float));
     gpu_.upload(buffer.ptr(), values.data(), values.size() * sizeof(float), stream_);
     gpu_.synchronize(stream_);  // `values` is a local
+    placed(t);
     return buffer;
   }
   DevicePtr vector(const std::string& name, std::vector<int64_t> shape, double offset = 0.0) {
@@ -77,6 +93,12 @@ class Model::Builder {
     return model_.vectors_.back().ptr();
   }
   DevicePtr zero_centred_norm(const std::string& name, uint32_t n) { return vector(name, {n}, 1.0); }
+
+  void placed(const TensorView& t) {
+    bytes_done_ += t.bytes;
+    // The total never drops below what is done, should a tensor be counted twice or missed.
+    if (progress_) progress_(bytes_done_, std::max(bytes_done_, bytes_total_));
+  }
 
   std::string layer(uint32_t i, std::string_view rest) const { return fmt::format("{}layers.{}.{}", prefix_, i, rest); }
   const std::string& prefix() const { return prefix_; }
@@ -86,16 +108,20 @@ class Model::Builder {
   GpuBackend& gpu_;
   Stream stream_;
   std::string prefix_;
+  const LoadProgress& progress_;
+  size_t bytes_total_ = 0;
+  size_t bytes_done_ = 0;
 };
 
 std::unique_ptr<Model> Model::load(GpuBackend& gpu, const Qwen35ForwardConfig& config,
-                                   std::shared_ptr<const TensorSource> tensors, const std::string& prefix) {
+                                   std::shared_ptr<const TensorSource> tensors, const std::string& prefix,
+                                   const LoadProgress& progress) {
   config.validate();
   std::unique_ptr<Model> model(new Model());
   model->config_ = config;
   model->gpu_ = &gpu;
   model->tensors_ = std::move(tensors);
-  Builder b(*model, gpu, prefix);
+  Builder b(*model, gpu, prefix, progress);
   const Qwen35ForwardConfig& c = config;
   const uint32_t H = c.hidden, I = c.intermediate;
 
@@ -144,6 +170,7 @@ std::unique_ptr<Model> Model::load(GpuBackend& gpu, const Qwen35ForwardConfig& c
       model->layers_.push_back(Layer{l});
     }
   }
+  b.finish();
   return model;
 }
 

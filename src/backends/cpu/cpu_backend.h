@@ -16,6 +16,9 @@ class CpuBackend final : public HostBackend {
   std::string name() const override { return "cpu"; }
   std::string device_description() const override;
   ThreadPool& pool() { return pool_; }
+  // Weights are copied into huge-page memory rather than aliased: walking a
+  // memory-mapped file's 4 KiB pages costs a TLB miss every few rows.
+  std::optional<DevicePtr> map_host(const void*, size_t) override { return std::nullopt; }
   // Float scratch for values shared by all threads of one launch (launches on
   // the CPU run one at a time, so one buffer serves them all).
   float* launch_scratch(size_t count);

@@ -4,9 +4,11 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/simd.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -40,7 +42,9 @@ HWY_INLINE float sum(DF df, VF v) { return hn::GetLane(hn::SumOfLanes(df, v)); }
 
 // Four rows share each load of x, and two accumulators per row keep eight
 // independent FMA chains in flight; the four weight rows are four concurrent
-// read streams, which is what keeps memory busy.
+// read streams. Rows of a model are short (2-7 KB), too short for the hardware
+// prefetcher to ramp up on, so each iteration also prefetches the same
+// columns of the next four rows.
 template <typename T>
 void gemv_rows_t(const T* w, const float* x, const float* base, float* y, size_t row_begin, size_t row_end,
                  size_t cols) {
@@ -55,7 +59,12 @@ void gemv_rows_t(const T* w, const float* x, const float* base, float* y, size_t
     VF a0 = hn::Zero(df), a1 = hn::Zero(df), a2 = hn::Zero(df), a3 = hn::Zero(df);
     VF b0 = hn::Zero(df), b1 = hn::Zero(df), b2 = hn::Zero(df), b3 = hn::Zero(df);
     size_t i = 0;
+    const T* next = w3 + cols;
     for (; i + 2 * n <= cols; i += 2 * n) {
+      hwy::Prefetch(next + i);
+      hwy::Prefetch(next + cols + i);
+      hwy::Prefetch(next + 2 * cols + i);
+      hwy::Prefetch(next + 3 * cols + i);
       const VF x0 = hn::LoadU(df, x + i);
       const VF x1 = hn::LoadU(df, x + i + n);
       a0 = hn::MulAdd(load(df, w0 + i), x0, a0);
@@ -208,6 +217,27 @@ void GdnHead(float* state, const float* q, const float* k, const float* v, float
   }
 }
 
+float ReadStreams(const float* p, size_t count, size_t streams, size_t prefetch_floats) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  const size_t part = count / streams;
+  VF acc[8] = {hn::Zero(df), hn::Zero(df), hn::Zero(df), hn::Zero(df),
+               hn::Zero(df), hn::Zero(df), hn::Zero(df), hn::Zero(df)};
+  size_t i = 0;
+  for (; i + n <= part; i += n) {
+    for (size_t s = 0; s < streams; ++s) {
+      if (prefetch_floats) hwy::Prefetch(p + s * part + i + prefetch_floats);
+      acc[s] = hn::Add(acc[s], hn::LoadU(df, p + s * part + i));
+    }
+  }
+  float total = 0;
+  for (size_t s = 0; s < streams; ++s) {
+    total += sum(df, acc[s]);
+    for (size_t t = i; t < part; ++t) total += p[s * part + t];
+  }
+  return total;
+}
+
 int64_t Target() { return HWY_TARGET; }
 
 }  // namespace qwen35::simd::HWY_NAMESPACE
@@ -229,6 +259,7 @@ HWY_EXPORT(SumSquares);
 HWY_EXPORT(ScaleMul);
 HWY_EXPORT(SiluMul);
 HWY_EXPORT(GdnHead);
+HWY_EXPORT(ReadStreams);
 HWY_EXPORT(Target);
 
 void gemv_rows(WeightType type, const void* w, const float* x, const float* base, float* y, size_t row_begin,
@@ -265,6 +296,10 @@ void silu_mul(const float* gate, const float* up, float* y, size_t n) { HWY_DYNA
 void gdn_head(float* state, const float* q, const float* k, const float* v, float decay, float beta, float* out,
               size_t dk, size_t dv) {
   HWY_DYNAMIC_DISPATCH(GdnHead)(state, q, k, v, decay, beta, out, dk, dv);
+}
+
+float read_streams(const float* p, size_t n, size_t streams, size_t prefetch_bytes) {
+  return HWY_DYNAMIC_DISPATCH(ReadStreams)(p, n, std::clamp<size_t>(streams, 1, 8), prefetch_bytes / sizeof(float));
 }
 
 std::string current_target() { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(Target)()); }

@@ -32,6 +32,11 @@ void silu_mul(const float* gate, const float* up, float* y, size_t n);
 void gdn_head(float* state, const float* q, const float* k, const float* v, float decay, float beta, float* out,
               size_t dk, size_t dv);
 
+// Sum of n floats read as `streams` (1..8) equal consecutive parts walked
+// side by side, optionally prefetching `prefetch_bytes` ahead in each: the
+// read-bandwidth probe's access patterns.
+float read_streams(const float* p, size_t n, size_t streams, size_t prefetch_bytes);
+
 // The target the dispatcher picks now ("AVX3", "AVX2", "NEON", "SCALAR", ...).
 std::string current_target();
 // For tests: every target compiled in and supported here, as Highway bit masks,

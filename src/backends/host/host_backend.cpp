@@ -1,24 +1,32 @@
 // HostBackend: memory, streams and the kernel table for host-memory backends.
 #include "host_backend.h"
 
+#include "host/host_memory.h"
+
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
 namespace qwen35 {
-namespace {
-// Cache-line and AVX-512 aligned, so SIMD kernels may use aligned loads.
-constexpr size_t kAlignment = 64;
-}  // namespace
-
 DevicePtr HostBackend::allocate(size_t bytes) {
-  const size_t rounded = (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
-  void* p = std::aligned_alloc(kAlignment, rounded);
-  if (p == nullptr) fail("backend '{}': out of host memory allocating {} bytes", name(), bytes);
+  void* p = allocate_host_memory(bytes);
+  std::lock_guard lock(allocations_mutex_);
+  allocation_bytes_[reinterpret_cast<uintptr_t>(p)] = bytes;
   return DevicePtr{reinterpret_cast<uintptr_t>(p)};
 }
 
-void HostBackend::release(DevicePtr ptr) { std::free(host_ptr<void>(ptr)); }
+void HostBackend::release(DevicePtr ptr) {
+  size_t bytes = 0;
+  {
+    std::lock_guard lock(allocations_mutex_);
+    auto it = allocation_bytes_.find(ptr.address);
+    QWEN35_ASSERT(it != allocation_bytes_.end());
+    bytes = it->second;
+    allocation_bytes_.erase(it);
+  }
+  release_host_memory(host_ptr<void>(ptr), bytes);
+}
 
 void HostBackend::upload(DevicePtr dst, const void* src, size_t bytes, Stream) {
   if (bytes) std::memcpy(host_ptr<void>(dst), src, bytes);
@@ -64,7 +72,29 @@ void HostBackend::launch(KernelHandle kernel, const void* args, size_t args_byte
   QWEN35_ASSERT(kernel.id < kernels_.size());
   const Entry& entry = kernels_[kernel.id];
   QWEN35_ASSERT(entry.args_bytes == args_bytes);
+  if (!profiling_) {
+    entry.run(args);
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
   entry.run(args);
+  KernelProfile& p = profile_[kernel.id];
+  p.launches += 1;
+  p.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void HostBackend::set_profiling(bool enabled) {
+  profiling_ = enabled;
+  profile_.assign(kernels_.size(), KernelProfile{});
+  for (size_t i = 0; i < kernels_.size(); ++i) profile_[i].name = kernels_[i].name;
+}
+
+std::vector<KernelProfile> HostBackend::profile() const {
+  std::vector<KernelProfile> used;
+  for (const KernelProfile& p : profile_) {
+    if (p.launches > 0) used.push_back(p);
+  }
+  return used;
 }
 
 }  // namespace qwen35

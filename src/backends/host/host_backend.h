@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -31,6 +32,8 @@ class HostBackend : public GpuBackend {
   void synchronize(Stream) override {}
   std::optional<KernelHandle> find_kernel(std::string_view name, std::string_view args_type) override;
   void launch(KernelHandle kernel, const void* args, size_t args_bytes, Stream stream) override;
+  void set_profiling(bool enabled) override;
+  std::vector<KernelProfile> profile() const override;
 
   // Registers a kernel under `name`; its argument struct type is checked at resolve time.
   template <typename Args>
@@ -49,8 +52,12 @@ class HostBackend : public GpuBackend {
   void add_untyped(std::string name, std::string_view args_type, size_t args_bytes,
                    std::function<void(const void*)> run);
 
+  std::mutex allocations_mutex_;
+  std::unordered_map<uint64_t, size_t> allocation_bytes_;  // address -> bytes, to release
   std::vector<Entry> kernels_;
   std::unordered_map<std::string, size_t> by_name_;
+  bool profiling_ = false;
+  std::vector<KernelProfile> profile_;  // parallel to kernels_
 };
 
 }  // namespace qwen35

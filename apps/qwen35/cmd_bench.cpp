@@ -1,0 +1,163 @@
+// `qwen35 bench`: decode speed against this machine's memory roofline, both
+// measured in the same run. Decode at batch 1 reads every weight once per token,
+// so tok/s <= read bandwidth / bytes read per token; roofline_fraction says how
+// close a run comes. --profile splits the token time by kernel.
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "model_options.h"
+#include "qwen35/host_bandwidth.h"
+
+namespace {
+
+struct BenchOptions {
+  qwen35::app::ModelOptions model;
+  std::string preset = "0.8b";
+  std::string dtype = "bf16";
+  uint32_t tokens = 16;
+  int repeats = 3;
+  uint32_t context = 0;
+  double probe_gib = 1.0;
+  bool json = false;
+  bool profile = false;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Op families for --profile: matrix work versus everything else.
+std::string family(const std::string& kernel) {
+  if (kernel.rfind("gemv", 0) == 0 || kernel.rfind("row_to_f32", 0) == 0) return "matrix (gemv)";
+  if (kernel.rfind("attention", 0) == 0 || kernel.rfind("kv_append", 0) == 0) return "attention";
+  if (kernel.rfind("gdn", 0) == 0 || kernel.rfind("conv", 0) == 0) return "gated deltanet";
+  if (kernel.find("norm") != std::string::npos) return "norms + rope";
+  return "elementwise";
+}
+
+qwen35::DType parse_weight_dtype(const std::string& name) {
+  if (name == "bf16") return qwen35::DType::kBF16;
+  if (name == "f16") return qwen35::DType::kF16;
+  if (name == "f32") return qwen35::DType::kF32;
+  qwen35::fail("unknown --dtype '{}' (expected bf16, f16 or f32)", name);
+}
+
+void run_bench(BenchOptions options) {
+  using namespace qwen35;
+  using Clock = std::chrono::steady_clock;
+  if (options.model.model_dir.empty() && options.preset != "0.8b") {
+    fail("unknown --preset '{}' (available: 0.8b)", options.preset);
+  }
+  options.model.weight_dtype = parse_weight_dtype(options.dtype);
+  options.model.context = options.context + options.tokens * (options.repeats + 1) + 1;
+  app::LoadedModel loaded = app::load_model(options.model);
+  GpuBackend& gpu = *loaded.backend;
+  const bool host_memory = gpu.name() == "cpu" || gpu.name() == "reference";
+
+  // The probe runs between the timed repeats, so that each repeat's achieved
+  // bandwidth is divided by what the machine delivered at about that moment.
+  std::unique_ptr<HostReadProbe> probe;
+  std::vector<ReadBandwidth> patterns;
+  if (host_memory) {
+    probe = std::make_unique<HostReadProbe>(options.model.threads, static_cast<size_t>(options.probe_gib * (1 << 30)));
+    patterns = probe->measure_all(3);
+  }
+
+  Session session(*loaded.model, options.model.context, options.model.parsed_kv_dtype());
+  if (options.context > 0) session.fast_forward(options.context);
+  int32_t token = 1;
+  for (int i = 0; i < 2; ++i) session.decode(token);  // warm-up: page in weights, spin up threads
+  const size_t weight_bytes = loaded.model->weight_bytes_per_token();
+  std::vector<double> tok_per_s, read_gbps, fractions;
+  size_t state_bytes = 0;
+  for (int r = 0; r < options.repeats; ++r) {
+    if (probe) read_gbps.push_back(probe->measure(patterns.back().pattern, 3).gbps);
+    if (options.profile && r == options.repeats - 1) gpu.set_profiling(true);
+    const auto start = Clock::now();
+    for (uint32_t t = 0; t < options.tokens; ++t) {
+      if (t == options.tokens / 2) state_bytes = session.state_bytes_per_token();
+      const auto logits = session.decode(token);
+      token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    }
+    tok_per_s.push_back(options.tokens / std::chrono::duration<double>(Clock::now() - start).count());
+    if (probe) fractions.push_back(tok_per_s.back() * static_cast<double>(weight_bytes + state_bytes) / 1e9 / read_gbps.back());
+  }
+  const double tps = median(tok_per_s);
+  const size_t bytes_per_token = weight_bytes + state_bytes;
+  const double achieved_gbps = tps * static_cast<double>(bytes_per_token) / 1e9;
+  const double best_read_gbps = probe ? median(read_gbps) : 0.0;
+  const double fraction = probe ? median(fractions) : 0.0;
+  const std::string best_pattern = probe ? patterns.back().pattern.name() : "n/a";
+
+  std::map<std::string, double> family_seconds;
+  double profiled_seconds = 0;
+  uint64_t launches = 0;
+  for (const KernelProfile& p : gpu.profile()) {
+    family_seconds[family(p.name)] += p.seconds;
+    profiled_seconds += p.seconds;
+    launches += p.launches;
+  }
+  const double token_seconds = 1.0 / tok_per_s.back();
+
+  if (options.json) {
+    nlohmann::json j = {{"model", loaded.description}, {"backend", gpu.name()},
+                        {"weights", loaded.model->weight_format()}, {"kv_dtype", options.model.kv_dtype},
+                        {"context", options.context}, {"tokens", options.tokens}, {"repeats", options.repeats},
+                        {"tok_per_s", tps}, {"bytes_per_token", bytes_per_token},
+                        {"achieved_gbps", achieved_gbps}, {"read_gbps", best_read_gbps},
+                        {"read_pattern", best_pattern}, {"roofline_fraction", fraction}};
+    if (options.profile) {
+      nlohmann::json families;
+      for (const auto& [name, seconds] : family_seconds) families[name] = seconds / options.tokens;
+      j["profile_seconds_per_token"] = families;
+      j["launches_per_token"] = static_cast<double>(launches) / options.tokens;
+    }
+    fmt::print("{}\n", j.dump());
+    return;
+  }
+  for (const auto& p : patterns) fmt::print("read bandwidth probe  {:>36}: {:7.2f} GB/s\n", p.pattern.name(), p.gbps);
+  fmt::print("decode                {} on {}, weights {}, kv {}, context {}\n", loaded.description, gpu.name(),
+             loaded.model->weight_format(), options.model.kv_dtype, options.context);
+  fmt::print("tok/s                 {:.2f} (median of {} x {} tokens: {:.2f})\n", tps, options.repeats, options.tokens,
+             fmt::join(tok_per_s, ", "));
+  fmt::print("bytes per token       {:.1f} MB (weights {:.1f} MB + KV and recurrent state {:.1f} MB)\n",
+             bytes_per_token / 1e6, loaded.model->weight_bytes_per_token() / 1e6, state_bytes / 1e6);
+  fmt::print("achieved              {:.2f} GB/s\n", achieved_gbps);
+  fmt::print("read bandwidth        {:.2f} GB/s ({}, median of the probes between repeats: {:.1f})\n",
+             best_read_gbps, best_pattern, fmt::join(read_gbps, ", "));
+  fmt::print("roofline fraction     {:.3f} (median over repeats of achieved / probe: {:.3f})\n", fraction,
+             fmt::join(fractions, ", "));
+  if (options.profile) {
+    fmt::print("profile (last repeat, {:.1f} launches/token, kernels cover {:.1f}% of the token time):\n",
+               static_cast<double>(launches) / options.tokens,
+               100.0 * profiled_seconds / options.tokens / token_seconds);
+    for (const auto& [name, seconds] : family_seconds) {
+      fmt::print("  {:<16} {:8.3f} ms/token  {:5.1f}%\n", name, 1e3 * seconds / options.tokens,
+                 100.0 * seconds / options.tokens / token_seconds);
+    }
+  }
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto options = std::make_shared<BenchOptions>();
+  CLI::App* command = app.add_subcommand("bench", "decode speed and the memory-bandwidth roofline, measured together");
+  options->model.add_to(*command);
+  command->add_option("--preset", options->preset, "random-weight model shape when no --model is given: 0.8b")
+      ->capture_default_str();
+  command->add_option("--dtype", options->dtype, "weight dtype of the preset: bf16, f16, f32")->capture_default_str();
+  command->add_option("-n,--tokens", options->tokens, "tokens decoded per repeat")->capture_default_str();
+  command->add_option("--repeats", options->repeats, "timed repeats (the median is reported)")->capture_default_str();
+  command->add_option("--context", options->context, "tokens already in the KV cache")->capture_default_str();
+  command->add_option("--probe-gib", options->probe_gib, "bandwidth probe buffer in GiB")->capture_default_str();
+  command->add_flag("--json", options->json, "print one JSON object");
+  command->add_flag("--profile", options->profile, "time per op family");
+  command->callback([options] { run_bench(*options); });
+}

@@ -1,0 +1,100 @@
+// Google Benchmark micro-benchmarks of the CPU backend's kernels, launched
+// through GpuBackend exactly as the forwards launch them. Each reports the
+// bytes it must read as bytes_per_second, to compare with `qwen35 bench`'s
+// read-bandwidth probe. Matrices exceed the last-level cache where it matters.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "qwen35/backend.h"
+#include "qwen35/dense_weights.h"
+#include "qwen35/kernels.h"
+
+namespace qwen35 {
+namespace {
+
+GpuBackend& cpu() {
+  static std::unique_ptr<GpuBackend> backend = create_backend("cpu");
+  return *backend;
+}
+
+DeviceBuffer filled(size_t bytes, uint8_t value) {
+  DeviceBuffer b(cpu(), bytes);
+  cpu().fill(b.ptr(), value, bytes, cpu().default_stream());
+  return b;
+}
+
+// Args: rows, cols, dtype (0 f32, 1 bf16, 2 f16). Several matrices in rotation
+// so the working set (~1 GB) is far beyond the caches, as in decode.
+void BM_Gemv(benchmark::State& state) {
+  const auto rows = static_cast<uint32_t>(state.range(0)), cols = static_cast<uint32_t>(state.range(1));
+  const char* names[] = {"gemv_f32", "gemv_bf16", "gemv_f16"};
+  const size_t element = state.range(2) == 0 ? 4 : 2;
+  const size_t matrix_bytes = size_t{rows} * cols * element;
+  const size_t copies = std::max<size_t>(1, (size_t{1} << 30) / matrix_bytes);
+  std::vector<DeviceBuffer> w;
+  for (size_t i = 0; i < copies; ++i) w.push_back(filled(matrix_bytes, 0x3c));
+  DeviceBuffer x = filled(cols * 4, 0x3c), y(cpu(), rows * 4);
+  const auto kernel = resolve_kernel<GemvArgs>(cpu(), names[state.range(2)]);
+  size_t i = 0;
+  for (auto _ : state) {
+    launch(cpu(), kernel, GemvArgs{.w = w[i++ % copies].ptr(), .x = x.ptr(), .y = y.ptr(), .rows = rows, .cols = cols},
+           cpu().default_stream());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes));
+}
+BENCHMARK(BM_Gemv)
+    ->ArgNames({"rows", "cols", "dtype"})
+    ->Args({3584, 1024, 1})
+    ->Args({1024, 3584, 1})
+    ->Args({6144, 1024, 1})
+    ->Args({3584, 1024, 0})
+    ->Args({3584, 1024, 2})
+    ->UseRealTime();
+
+// Decode attention of the 0.8B shape (8 query heads, 2 KV heads of 256) over
+// range(0) positions of a bf16 cache.
+void BM_AttentionDecode(benchmark::State& state) {
+  const auto seq_len = static_cast<uint32_t>(state.range(0));
+  const uint32_t n_q = 8, n_kv = 2, hd = 256;
+  const size_t cache_bytes = size_t{seq_len} * n_kv * hd * 2;
+  DeviceBuffer q = filled(n_q * hd * 4, 0x3c), k = filled(cache_bytes, 0x3c), v = filled(cache_bytes, 0x3c);
+  DeviceBuffer out(cpu(), n_q * hd * 4), step(cpu(), sizeof(DecodeStepParams));
+  const DecodeStepParams params{.position = seq_len - 1, .cache_pos = seq_len - 1, .seq_len = seq_len, .reserved = 0};
+  cpu().upload(step.ptr(), &params, sizeof(params), cpu().default_stream());
+  const auto kernel = resolve_kernel<AttentionDecodeArgs>(cpu(), "attention_decode_bf16");
+  for (auto _ : state) {
+    launch(cpu(), kernel,
+           AttentionDecodeArgs{.q = q.ptr(), .k_cache = k.ptr(), .v_cache = v.ptr(), .step = step.ptr(),
+                               .out = out.ptr(), .n_heads_q = n_q, .n_heads_kv = n_kv, .head_dim = hd,
+                               .scale = 0.0625f},
+           cpu().default_stream());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * 2 * cache_bytes));
+}
+BENCHMARK(BM_AttentionDecode)->Arg(256)->Arg(4096)->Arg(32768)->UseRealTime();
+
+// One Gated DeltaNet recurrent step of the 0.8B shape (16 heads of 128 x 128).
+void BM_GdnRecurrent(benchmark::State& state) {
+  const uint32_t nk = 16, nv = 16, dk = 128, dv = 128;
+  const size_t state_bytes = size_t{nv} * dk * dv * 4;
+  DeviceBuffer qkv = filled((2 * nk * dk + nv * dv) * 4, 0x3c), decay = filled(nv * 4, 0x3f);
+  DeviceBuffer beta = filled(nv * 4, 0x3e), s = filled(state_bytes, 0x3c), out(cpu(), nv * dv * 4);
+  const auto kernel = resolve_kernel<GdnRecurrentArgs>(cpu(), "gdn_recurrent");
+  for (auto _ : state) {
+    launch(cpu(), kernel,
+           GdnRecurrentArgs{.qkv = qkv.ptr(), .decay = decay.ptr(), .beta = beta.ptr(), .state = s.ptr(),
+                            .out = out.ptr(), .n_heads_k = nk, .n_heads_v = nv, .head_dim_k = dk, .head_dim_v = dv,
+                            .tiled_value_heads = 0},
+           cpu().default_stream());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * 2 * state_bytes));  // read + write
+}
+BENCHMARK(BM_GdnRecurrent)->UseRealTime();
+
+}  // namespace
+}  // namespace qwen35
+
+BENCHMARK_MAIN();

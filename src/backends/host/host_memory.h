@@ -1,0 +1,15 @@
+// Host allocations for backends that compute in host memory. Large blocks are
+// mapped 2 MiB-aligned and advised as transparent huge pages: a decode step
+// walks gigabytes of weights, and with 4 KiB pages every other weight row
+// would cost a TLB miss.
+#pragma once
+
+#include <cstddef>
+
+namespace qwen35 {
+
+// 64-byte aligned; throws Error when memory is exhausted.
+void* allocate_host_memory(size_t bytes);
+void release_host_memory(void* p, size_t bytes);
+
+}  // namespace qwen35
