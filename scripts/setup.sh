@@ -7,6 +7,7 @@ packages=(
   libfmt-dev nlohmann-json3-dev libcli11-dev libhwy-dev
   libpcre2-dev libutf8proc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  glslc libvulkan-dev mesa-vulkan-drivers
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,10 +1,13 @@
 // The backends compiled into this build. Adding a backend means one folder
 // under src/backends/ and one line in kBackends.
-#include <array>
 #include <functional>
+#include <vector>
 
 #include "cpu/cpu_backend.h"
 #include "reference/reference_backend.h"
+#if defined(QWEN35_HAVE_VULKAN)
+#include "vulkan/vulkan_backend.h"
+#endif
 
 namespace qwen35 {
 namespace {
@@ -14,10 +17,13 @@ struct BackendEntry {
   std::function<std::unique_ptr<GpuBackend>(const BackendOptions&)> create;
 };
 
-const std::array<BackendEntry, 2>& backends() {
-  static const std::array<BackendEntry, 2> kBackends = {
+const std::vector<BackendEntry>& backends() {
+  static const std::vector<BackendEntry> kBackends = {
       BackendEntry{"cpu", [](const BackendOptions& o) { return std::make_unique<CpuBackend>(o); }},
       BackendEntry{"reference", [](const BackendOptions&) { return std::make_unique<ReferenceBackend>(); }},
+#if defined(QWEN35_HAVE_VULKAN)
+      BackendEntry{"vulkan", [](const BackendOptions& o) { return std::make_unique<VulkanBackend>(o); }},
+#endif
   };
   return kBackends;
 }

@@ -1,0 +1,193 @@
+// What the shared suites do not reach on the Vulkan backend: recorded command
+// buffers (arguments copied at record time, per-token values read from device
+// memory at replay, a whole decode replayed bit-identical to direct launches),
+// host transfers of any size and alignment through the staging ring, and the
+// device index. Skipped, never passed, where no Vulkan device exists.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <numeric>
+
+#include "qwen35/checkpoint.h"
+#include "qwen35/kernels.h"
+#include "qwen35/model.h"
+#include "support/test_support.h"
+
+namespace qwen35::testing {
+namespace {
+
+class VulkanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    try {
+      gpu_ = create_backend("vulkan");
+    } catch (const DeviceUnavailable& e) {
+      GTEST_SKIP() << e.what();
+    }
+  }
+  std::vector<float> download_floats(DevicePtr src, size_t count) {
+    std::vector<float> out(count);
+    gpu_->download(out.data(), src, count * sizeof(float), stream());
+    gpu_->synchronize(stream());
+    return out;
+  }
+  Stream stream() { return gpu_->default_stream(); }
+  std::unique_ptr<GpuBackend> gpu_;
+};
+
+TEST_F(VulkanTest, NamesItsDevice) {
+  EXPECT_EQ(gpu_->name(), "vulkan");
+  EXPECT_FALSE(gpu_->device_description().empty());
+  EXPECT_TRUE(gpu_->supports_capture());
+  std::cout << "[ device   ] " << gpu_->device_description() << "\n";
+}
+
+TEST_F(VulkanTest, DeviceIndexOutOfRangeIsAnErrorNotAMissingDevice) {
+  try {
+    create_backend("vulkan", BackendOptions{.device = 1000});
+    FAIL() << "device 1000 accepted";
+  } catch (const DeviceUnavailable& e) {
+    FAIL() << "a bad index must not read as 'no device' (tests would skip): " << e.what();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--device 1000"), std::string::npos) << e.what();
+  }
+}
+
+// kv_append reads cache_pos from device memory: one recording, replayed after
+// each upload of new step values and new keys, fills one slot per replay.
+TEST_F(VulkanTest, ReplayReadsPerTokenValuesFromDeviceMemory) {
+  const uint32_t kv_dim = 24, capacity = 4;
+  DeviceBuffer k(*gpu_, kv_dim * 4), v(*gpu_, kv_dim * 4), step(*gpu_, sizeof(DecodeStepParams));
+  DeviceBuffer k_cache(*gpu_, capacity * kv_dim * 4), v_cache(*gpu_, capacity * kv_dim * 4);
+  gpu_->fill(k_cache.ptr(), 0, k_cache.bytes(), stream());
+  gpu_->fill(v_cache.ptr(), 0, v_cache.bytes(), stream());
+  const auto kernel = resolve_kernel<KvAppendArgs>(*gpu_, "kv_append_f32");
+
+  gpu_->begin_capture(stream());
+  KvAppendArgs args{.k = k.ptr(),
+                    .v = v.ptr(),
+                    .k_cache = k_cache.ptr(),
+                    .v_cache = v_cache.ptr(),
+                    .step = step.ptr(),
+                    .kv_dim = kv_dim};
+  launch(*gpu_, kernel, args, stream());
+  args.kv_dim = 1;  // the recording must have copied the arguments
+  const GraphHandle graph = gpu_->end_capture(stream());
+
+  for (uint32_t slot = 0; slot < capacity; ++slot) {
+    const DecodeStepParams params{.position = slot, .cache_pos = slot, .seq_len = slot + 1, .reserved = 0};
+    const std::vector<float> keys(kv_dim, static_cast<float>(slot + 1)), values(kv_dim, -static_cast<float>(slot + 1));
+    gpu_->upload(step.ptr(), &params, sizeof(params), stream());
+    gpu_->upload(k.ptr(), keys.data(), kv_dim * 4, stream());
+    gpu_->upload(v.ptr(), values.data(), kv_dim * 4, stream());
+    gpu_->replay(graph, stream());
+    gpu_->synchronize(stream());
+  }
+  const std::vector<float> keys = download_floats(k_cache.ptr(), capacity * kv_dim);
+  const std::vector<float> values = download_floats(v_cache.ptr(), capacity * kv_dim);
+  for (uint32_t i = 0; i < capacity * kv_dim; ++i) {
+    ASSERT_EQ(keys[i], static_cast<float>(i / kv_dim + 1)) << "element " << i;
+    ASSERT_EQ(values[i], -static_cast<float>(i / kv_dim + 1)) << "element " << i;
+  }
+  gpu_->destroy_graph(graph);
+}
+
+// The same graph replayed twice before one wait runs twice, in order.
+TEST_F(VulkanTest, GraphReplayedTwiceInOneBatchRunsTwice) {
+  const uint32_t n = 100;
+  DeviceBuffer x(*gpu_, n * 4);
+  const std::vector<float> ones(n, 1.0f);
+  gpu_->upload(x.ptr(), ones.data(), n * 4, stream());
+  const auto add = resolve_kernel<AddArgs>(*gpu_, "add");
+  gpu_->begin_capture(stream());
+  launch(*gpu_, add, AddArgs{.a = x.ptr(), .b = x.ptr(), .y = x.ptr(), .n = n}, stream());  // x = 2x
+  const GraphHandle graph = gpu_->end_capture(stream());
+  gpu_->replay(graph, stream());
+  gpu_->replay(graph, stream());
+  gpu_->synchronize(stream());
+  for (float value : download_floats(x.ptr(), n)) ASSERT_EQ(value, 4.0f);
+  gpu_->destroy_graph(graph);
+}
+
+TEST_F(VulkanTest, CaptureRefusesHostTransfers) {
+  DeviceBuffer buffer(*gpu_, 64);
+  float host[16] = {};
+  gpu_->begin_capture(stream());
+  EXPECT_THROW(gpu_->upload(buffer.ptr(), host, sizeof(host), stream()), Error);
+  EXPECT_THROW(gpu_->download(host, buffer.ptr(), sizeof(host), stream()), Error);
+  EXPECT_THROW(gpu_->fill(buffer.ptr(), 0, sizeof(host), stream()), Error);
+  gpu_->copy(buffer.ptr(), buffer.ptr().offset(32), 32, stream());  // device-to-device copies are recorded
+  gpu_->destroy_graph(gpu_->end_capture(stream()));
+}
+
+// More bytes than the staging ring holds (64 MiB) in one upload and one
+// download, and fills, copies and downloads at odd offsets and lengths.
+TEST_F(VulkanTest, TransfersOfAnySizeAndAlignment) {
+  const size_t bytes = (size_t{72} << 20) + 3;
+  std::vector<uint8_t> data(bytes);
+  std::iota(data.begin(), data.end(), uint8_t{7});
+  DeviceBuffer big(*gpu_, bytes);
+  gpu_->upload(big.ptr(), data.data(), bytes, stream());
+  std::vector<uint8_t> back(bytes, 0);
+  gpu_->download(back.data(), big.ptr(), bytes, stream());
+  gpu_->synchronize(stream());
+  ASSERT_TRUE(back == data) << "round trip through the staging ring changed the bytes";
+
+  DeviceBuffer small(*gpu_, 64);
+  gpu_->fill(small.ptr(), 0x11, 64, stream());
+  gpu_->fill(small.ptr().offset(3), 0xee, 5, stream());  // unaligned: staged
+  gpu_->copy(small.ptr().offset(41), big.ptr().offset(1), 7, stream());
+  uint8_t window[13] = {};
+  gpu_->download(window, small.ptr().offset(1), sizeof(window), stream());
+  uint8_t tail[9] = {};
+  gpu_->download(tail, small.ptr().offset(40), sizeof(tail), stream());
+  gpu_->synchronize(stream());
+  const uint8_t expected_window[13] = {0x11, 0x11, 0xee, 0xee, 0xee, 0xee, 0xee, 0x11, 0x11, 0x11, 0x11, 0x11, 0x11};
+  for (size_t i = 0; i < sizeof(window); ++i) EXPECT_EQ(window[i], expected_window[i]) << "byte " << i + 1;
+  EXPECT_EQ(tail[0], 0x11);
+  for (size_t i = 0; i < 7; ++i) EXPECT_EQ(tail[i + 1], data[1 + i]) << "copied byte " << i;
+  EXPECT_EQ(tail[8], 0x11);
+}
+
+// A whole decode: Session records its layer launches once and replays them
+// (no observer), or launches them directly (with an observer). Both must give
+// the same logits bit for bit, across a reset, and match the golden.
+TEST_F(VulkanTest, ReplayedDecodeEqualsDirectLaunchesAndTheGolden) {
+  const std::filesystem::path dir = shared_dir() / "golden" / "tiny";
+  Checkpoint checkpoint = open_hf_checkpoint(dir);
+  const Qwen35ForwardConfig config = checkpoint.config;
+  std::shared_ptr<const TensorSource> tensors = std::move(checkpoint.tensors);
+  std::unique_ptr<Model> model = Model::load(*gpu_, config, tensors, checkpoint.tensor_prefix);
+  std::vector<int32_t> tokens;
+  {
+    std::ifstream in(dir / "tokens.txt");
+    for (std::string item; std::getline(in, item, ',');) tokens.push_back(std::stoi(item));
+  }
+  const std::vector<float> golden = read_f32_file(dir / "logits.f32");
+  const auto run = [&](Session& session) {
+    std::vector<float> all;
+    for (int32_t token : tokens) {
+      const std::span<const float> logits = session.decode(token);
+      all.insert(all.end(), logits.begin(), logits.end());
+    }
+    return all;
+  };
+
+  Session direct(*model, static_cast<uint32_t>(tokens.size()), KvDtype::kF32);
+  direct.set_layer_observer([](uint32_t, std::span<const float>) {});
+  const std::vector<float> expected = run(direct);
+
+  Session replayed(*model, static_cast<uint32_t>(tokens.size()), KvDtype::kF32);
+  const std::vector<float> first = run(replayed);
+  replayed.reset();
+  const std::vector<float> second = run(replayed);
+  ASSERT_EQ(first.size(), golden.size());
+  EXPECT_TRUE(first == expected) << "replayed logits differ from direct launches";
+  EXPECT_TRUE(second == expected) << "replay after reset differs";
+  const Deviation d = deviation(first.data(), golden.data(), golden.size());
+  EXPECT_FALSE(d.has_nan);
+  EXPECT_LE(d.relative(), 1e-4) << "golden/README.md bound for float32 KV";
+}
+
+}  // namespace
+}  // namespace qwen35::testing
