@@ -8,3 +8,4 @@ void add_generate_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_quantize_command(CLI::App& app);

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   add_chat_command(app);
   add_tokenize_command(app);
   add_bench_command(app);
+  add_quantize_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

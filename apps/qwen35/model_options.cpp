@@ -66,7 +66,7 @@ LoadedModel load_model(const ModelOptions& options) {
   } else {
     Checkpoint checkpoint = open_hf_checkpoint(options.model_dir);
     std::shared_ptr<const TensorSource> tensors = std::move(checkpoint.tensors);
-    loaded.model = Model::load(*loaded.backend, checkpoint.config, tensors, checkpoint.tensor_prefix, load_progress_bar());
+    loaded.model = Model::load(*loaded.backend, checkpoint.config, tensors, checkpoint.layout, load_progress_bar());
     loaded.description = options.model_dir;
   }
   fmt::print(stderr, "qwen35: {} on {} ({}): {}\n", loaded.description, loaded.backend->name(),

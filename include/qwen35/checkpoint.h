@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,11 +40,46 @@ class TensorSource {
   virtual std::string origin() const = 0;
 };
 
+// The `quantization` block of an MLX config.json: default bits and group size,
+// and per-module overrides keyed by module path ("language_model.model.layers.0.mlp.gate_proj");
+// an override of `false` (nullopt here) means that module is not quantized.
+struct QuantizationConfig {
+  struct Params {
+    uint32_t bits = 0;
+    uint32_t group_size = 0;
+  };
+  std::optional<Params> defaults;
+  std::map<std::string, std::optional<Params>> overrides;
+
+  // The parameters for the module whose tensors are `module`.weight/.scales/.biases.
+  std::optional<Params> for_module(const std::string& module) const;
+};
+
+// How a checkpoint stores the decoder, decided by the loader from what the files
+// hold and consumed by Model::load, so that the model code never asks which
+// tool wrote the checkpoint.
+enum class ConvLayout : uint8_t {
+  kChannelOneKernel,  // Hugging Face conv1d.weight [conv_dim, 1, K]
+  kChannelKernelOne   // MLX conv layout [conv_dim, K, 1] (same element order)
+};
+
+struct CheckpointLayout {
+  std::string tensor_prefix = "model.language_model.";  // or "model.", "language_model.model."
+  std::string lm_head = "lm_head.weight";                // "language_model.lm_head.weight" in MLX files
+  bool norms_include_one = false;                        // zero-centred norms already hold the +1 (MLX)
+  ConvLayout conv = ConvLayout::kChannelOneKernel;
+  QuantizationConfig quantization;
+
+  // The Hugging Face layout with tensors under `prefix`.
+  static CheckpointLayout hugging_face(std::string prefix);
+};
+
 struct Checkpoint {
   std::filesystem::path path;
   Qwen35ForwardConfig config;
-  // "model.language_model." (multimodal Hugging Face layout) or "model." (text-only).
+  // Equal to layout.tensor_prefix; kept for callers that load Hugging Face layouts only.
   std::string tensor_prefix;
+  CheckpointLayout layout;
   std::unique_ptr<TensorSource> tensors;
 };
 
@@ -50,9 +87,15 @@ struct Checkpoint {
 // validated config. `where` names the file in error messages.
 Qwen35ForwardConfig parse_hf_config(std::string_view json_text, std::string_view where);
 
+// The `quantization` block of a config.json text (empty when there is none);
+// bits must be 4 or 8 and group_size 32, 64 or 128. `where` names the file.
+QuantizationConfig parse_quantization_config(std::string_view json_text, std::string_view where);
+
 // Opens a Hugging Face Qwen3.5 checkpoint directory: config.json plus one
 // model.safetensors or several shards listed in model.safetensors.index.json.
-// Every header is validated here; tensor data stays memory-mapped.
+// Every header is validated here; tensor data stays memory-mapped. MLX
+// checkpoints (names "language_model.model.*") open here too: the layout is
+// read from the tensors themselves.
 Checkpoint open_hf_checkpoint(const std::filesystem::path& dir);
 
 }  // namespace qwen35

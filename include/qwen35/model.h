@@ -32,6 +32,11 @@ class Model {
   static std::unique_ptr<Model> load(GpuBackend& gpu, const Qwen35ForwardConfig& config,
                                      std::shared_ptr<const TensorSource> tensors, const std::string& prefix,
                                      const LoadProgress& progress = {});
+  // The same for any layout the loader found (Checkpoint::layout): MLX names,
+  // norms with the +1 already in, conv1d as [C, K, 1], quantized matrices.
+  static std::unique_ptr<Model> load(GpuBackend& gpu, const Qwen35ForwardConfig& config,
+                                     std::shared_ptr<const TensorSource> tensors, const CheckpointLayout& layout,
+                                     const LoadProgress& progress = {});
 
   const Qwen35ForwardConfig& config() const { return config_; }
   GpuBackend& backend() const { return *gpu_; }

@@ -20,7 +20,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 constexpr std::string_view kMultimodalPrefix = "model.language_model.";
+constexpr std::string_view kMlxPrefix = "language_model.model.";  // mlx-lm's sanitized names
 constexpr std::string_view kTextOnlyPrefix = "model.";
+constexpr std::string_view kMlxLmHead = "language_model.lm_head.weight";
 
 std::string read_text_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -104,10 +106,30 @@ class HfTensorSource final : public TensorSource {
 };
 
 std::string detect_prefix(const TensorSource& tensors) {
+  bool multimodal = false;
   for (const std::string& name : tensors.names()) {
-    if (name.starts_with(kMultimodalPrefix)) return std::string(kMultimodalPrefix);
+    if (name.starts_with(kMlxPrefix)) return std::string(kMlxPrefix);
+    multimodal = multimodal || name.starts_with(kMultimodalPrefix);
   }
-  return std::string(kTextOnlyPrefix);
+  return std::string(multimodal ? kMultimodalPrefix : kTextOnlyPrefix);
+}
+
+// The layout as the files hold it. mlx-lm's sanitize moves conv1d to [C, K, 1]
+// and adds +1 to the zero-centred norms in the same step (spec 2.2), so the
+// conv1d shape of the first linear-attention layer tells both.
+CheckpointLayout detect_layout(const TensorSource& tensors) {
+  CheckpointLayout layout = CheckpointLayout::hugging_face(detect_prefix(tensors));
+  if (tensors.find(std::string(kMlxLmHead)) != nullptr) layout.lm_head = std::string(kMlxLmHead);
+  for (const std::string& name : tensors.names()) {
+    if (!name.starts_with(layout.tensor_prefix) || !name.ends_with("linear_attn.conv1d.weight")) continue;
+    const std::vector<int64_t>& shape = tensors.find(name)->shape;
+    if (shape.size() == 3 && shape[2] == 1 && shape[1] != 1) {
+      layout.conv = ConvLayout::kChannelKernelOne;
+      layout.norms_include_one = true;
+    }
+    break;
+  }
+  return layout;
 }
 
 }  // namespace
@@ -121,7 +143,8 @@ Checkpoint open_hf_checkpoint(const fs::path& dir) {
 
   Checkpoint checkpoint;
   checkpoint.path = dir;
-  checkpoint.config = parse_hf_config(read_text_file(config_path), config_path.string());
+  const std::string config_text = read_text_file(config_path);
+  checkpoint.config = parse_hf_config(config_text, config_path.string());
 
   const fs::path index_path = dir / "model.safetensors.index.json";
   std::multimap<fs::path, std::string> listed;  // shard -> tensors the index places there
@@ -139,9 +162,11 @@ Checkpoint open_hf_checkpoint(const fs::path& dir) {
     }
   }
   checkpoint.tensors = std::make_unique<HfTensorSource>(dir, std::move(files));
-  checkpoint.tensor_prefix = detect_prefix(*checkpoint.tensors);
+  checkpoint.layout = detect_layout(*checkpoint.tensors);
+  checkpoint.layout.quantization = parse_quantization_config(config_text, config_path.string());
+  checkpoint.tensor_prefix = checkpoint.layout.tensor_prefix;
   // Spec section 1: a checkpoint without lm_head.weight is tied whatever the config says.
-  if (checkpoint.tensors->find("lm_head.weight") == nullptr) checkpoint.config.tie_word_embeddings = true;
+  if (checkpoint.tensors->find(checkpoint.layout.lm_head) == nullptr) checkpoint.config.tie_word_embeddings = true;
   return checkpoint;
 }
 

@@ -10,6 +10,7 @@
 #include "backends/kernel_harness.h"
 #include "qwen35/dense_weights.h"
 #include "qwen35/kernels.h"
+#include "qwen35/mlx_affine.h"
 
 namespace qwen35::testing {
 namespace {
@@ -130,7 +131,9 @@ TEST_P(Conformance, KvAppendWritesOnlyItsSlot) {
       EXPECT_EQ(got, expected.bytes(cache)) << cache;
       for (size_t i = 0; i < got.size(); ++i) {
         const bool in_slot = i / (kv_dim * element) == slot;
-        if (!in_slot) ASSERT_EQ(got[i], 0x3c) << cache << " byte " << i << " outside slot " << slot << " changed";
+        if (!in_slot) {
+          ASSERT_EQ(got[i], 0x3c) << cache << " byte " << i << " outside slot " << slot << " changed";
+        }
       }
     }
     actual.expect_guards_intact();
@@ -362,6 +365,96 @@ TEST_P(Conformance, FusedGemvKernelsMatchComposition) {
         EXPECT_LE(dev.max_abs_error, kActivationTolerance * std::max(1.0, dev.max_abs_reference)) << name;
       }
       d.expect_guards_intact();
+    }
+  }
+}
+
+// MLX affine weights (qwen35/mlx_affine.h): any bit pattern is a valid code,
+// so codes are random words; scales and biases random in the scale dtype.
+// gemv against the reference's dequantize-then-multiply; row dequantization
+// bit-exact; the fused kernels, where a backend has them, against the
+// reference's gemv composed.
+TEST_P(Conformance, MlxAffineGemvFamily) {
+  if (!gpu_->find_kernel("gemv_mlx8_bf16", MlxGemvArgs::kTypeName)) {
+    GTEST_SKIP() << GetParam() << " has no MLX affine kernels";
+  }
+  for (uint32_t bits : {4u, 8u}) {
+    for (const std::string dtype : {"f32", "bf16", "f16"}) {
+      for (uint32_t group_size : {32u, 64u, 128u}) {
+        for (uint32_t cols : {128u, 384u, 1024u}) {
+          const uint32_t rows = 67, words = cols * bits / 32, groups = cols / group_size;
+          const std::string name = "mlx" + std::to_string(bits) + "_" + dtype;
+          SCOPED_TRACE(::testing::Message() << name << " group=" << group_size << " cols=" << cols);
+          KernelInputs in;
+          for (const char* w : {"w", "w1"}) {
+            std::vector<uint32_t> codes(size_t{rows} * words);
+            const auto bits_source = random_floats(codes.size(), seed(cols + bits) + (w[1] != 0), 0, 4.2e9f);
+            for (size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<uint32_t>(bits_source[i]);
+            in.raw(std::string(w) + ".codes", codes.data(), codes.size() * 4);
+            // Scales small enough that 255 * scale stays O(1), as in real checkpoints.
+            add_weights(in, dtype, std::string(w) + ".scales", random_floats(size_t{rows} * groups, seed(groups) + 1, 0, 0.02f));
+            add_weights(in, dtype, std::string(w) + ".biases", random_floats(size_t{rows} * groups, seed(groups) + 2, -1, 1));
+          }
+          in.f32("x", random_floats(cols, seed(cols) + 3));
+          in.f32("gate", random_floats(cols, seed(cols) + 4, -4, 4));
+          in.f32("residual", random_floats(rows, seed(rows) + 5));
+          in.output("y", rows);
+          in.output("y1", rows);
+          in.output("row", cols);
+          const auto matrix = [](const DeviceArrays& d, const std::string& w) {
+            return MlxMatrixRef{.codes = d[w + ".codes"], .scales = d[w + ".scales"], .biases = d[w + ".biases"]};
+          };
+          compare_with_reference<MlxGemvArgs>(*gpu_, *reference_, "gemv_" + name, in, [&](const DeviceArrays& d) {
+            return MlxGemvArgs{.w = matrix(d, "w"), .x = d["x"], .y = d["y"], .rows = rows, .cols = cols,
+                               .group_size = group_size};
+          }, {"y"}, kF32Tolerance);
+          compare_with_reference<MlxRowToF32Args>(*gpu_, *reference_, "row_to_f32_" + name, in,
+                                                  [&](const DeviceArrays& d) {
+            return MlxRowToF32Args{.w = matrix(d, "w"), .y = d["row"], .row = rows - 1, .cols = cols,
+                                   .group_size = group_size};
+          }, {"row"}, 0.0);
+          if (!gpu_->find_kernel("gemv_pair_" + name, MlxGemvPairArgs::kTypeName)) continue;
+          // Fused kernels against the reference gemv: y0/y1 from one pass, and
+          // y = residual + W (silu(gate) * x) with the activation computed here.
+          DeviceArrays actual(*gpu_, in), expected(*reference_, in);
+          const Stream s = gpu_->default_stream();
+          launch(*gpu_, resolve_kernel<MlxGemvPairArgs>(*gpu_, "gemv_pair_" + name),
+                 MlxGemvPairArgs{.w0 = matrix(actual, "w"), .w1 = matrix(actual, "w1"), .x = actual["x"],
+                                 .y0 = actual["y"], .y1 = actual["y1"], .rows0 = rows, .rows1 = rows, .cols = cols,
+                                 .group_size = group_size}, s);
+          const Kernel<MlxGemvArgs> ref_gemv = resolve_kernel<MlxGemvArgs>(*reference_, "gemv_" + name);
+          const Stream rs = reference_->default_stream();
+          launch(*reference_, ref_gemv, MlxGemvArgs{.w = matrix(expected, "w"), .x = expected["x"], .y = expected["y"],
+                                                    .rows = rows, .cols = cols, .group_size = group_size}, rs);
+          launch(*reference_, ref_gemv, MlxGemvArgs{.w = matrix(expected, "w1"), .x = expected["x"],
+                                                    .y = expected["y1"], .rows = rows, .cols = cols,
+                                                    .group_size = group_size}, rs);
+          gpu_->synchronize(s);
+          for (const char* out : {"y", "y1"}) {
+            const auto got = actual.floats(out), want = expected.floats(out);
+            const Deviation dev = deviation(got.data(), want.data(), got.size());
+            EXPECT_FALSE(dev.has_nan) << out;
+            EXPECT_LE(dev.max_abs_error, kF32Tolerance * std::max(1.0, dev.max_abs_reference)) << "pair " << out;
+          }
+          launch(*gpu_, resolve_kernel<MlxGemvSiluGateArgs>(*gpu_, "gemv_silu_gate_" + name),
+                 MlxGemvSiluGateArgs{.w = matrix(actual, "w"), .gate = actual["gate"], .up = actual["x"],
+                                     .residual = actual["residual"], .y = actual["y"], .rows = rows, .cols = cols,
+                                     .group_size = group_size}, s);
+          const auto gate = expected.floats("gate"), x = expected.floats("x"), residual = expected.floats("residual");
+          std::vector<float> act(cols);
+          for (uint32_t c = 0; c < cols; ++c) act[c] = static_cast<float>(gate[c] / (1.0 + std::exp(-double{gate[c]})) * x[c]);
+          reference_->upload(expected["x"], act.data(), cols * 4, rs);
+          launch(*reference_, ref_gemv, MlxGemvArgs{.w = matrix(expected, "w"), .x = expected["x"], .y = expected["y"],
+                                                    .rows = rows, .cols = cols, .group_size = group_size}, rs);
+          auto want = expected.floats("y");
+          for (uint32_t r = 0; r < rows; ++r) want[r] += residual[r];
+          const auto got = actual.floats("y");
+          const Deviation dev = deviation(got.data(), want.data(), got.size());
+          EXPECT_FALSE(dev.has_nan);
+          EXPECT_LE(dev.max_abs_error, kActivationTolerance * std::max(1.0, dev.max_abs_reference)) << "silu gate";
+          actual.expect_guards_intact();
+        }
+      }
     }
   }
 }

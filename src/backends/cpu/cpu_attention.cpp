@@ -1,10 +1,12 @@
-// KV-cache append and decode attention on the CPU. Attention splits each query
+// KV-cache append and decode attention on the CPU. Attention splits each KV
 // head's positions into chunks (more chunks for longer contexts, at most a few
-// per thread), runs an online softmax (running max, sum, weighted V) over each
-// chunk in parallel, then merges the chunks. Scratch grows with the thread
-// count, never with the context length.
+// per thread); a task handles all query heads sharing that KV head, so every
+// K and V row is read once, and runs a blockwise online softmax (running max,
+// sum, weighted V); the chunks are merged at the end. Scratch grows with the
+// thread count, never with the context length.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_math.h"
@@ -29,37 +31,51 @@ void kv_append(const KvAppendArgs& a) {
   }
 }
 
-// A chunk's partial result: max score, sum of exp(score - max), and the
-// exp-weighted sum of V rows [head_dim].
-struct Partial {
-  float max;
-  float sum;
-  float* acc;
-};
+// Positions scored together before one softmax rescale.
+constexpr uint32_t kBlock = 32;
 
+// One task: the query heads of KV head `g` over positions [t_begin, t_end).
+// Each K and V row is read once for all of its query heads. Writes, per head,
+// the unnormalised output (head_dim floats), then the running max and sum.
 template <typename E>
-void attend_chunk(const AttentionDecodeArgs& a, uint32_t h, uint32_t t_begin, uint32_t t_end, Partial& out) {
+void attend_chunk(const AttentionDecodeArgs& a, uint32_t g, uint32_t t_begin, uint32_t t_end, float* slot) {
   constexpr simd::WeightType type = cpu::weight_type<E>();
+  const uint32_t group = a.n_heads_q / a.n_heads_kv, hd = a.head_dim;
   const auto* k_cache = host_ptr<const typename E::Storage>(a.k_cache);
   const auto* v_cache = host_ptr<const typename E::Storage>(a.v_cache);
-  const size_t kv_dim = size_t{a.n_heads_kv} * a.head_dim;
-  const size_t kv_offset = size_t{h / (a.n_heads_q / a.n_heads_kv)} * a.head_dim;
-  const float* q = host_ptr<const float>(a.q) + size_t{h} * a.head_dim;
-  std::fill(out.acc, out.acc + a.head_dim, 0.0f);
-  out.max = -INFINITY;
-  out.sum = 0.0f;
-  for (uint32_t t = t_begin; t < t_end; ++t) {
-    const size_t row = t * kv_dim + kv_offset;
-    const float score = simd::dot(type, k_cache + row, q, a.head_dim) * a.scale;
-    float keep = 1.0f;
-    if (score > out.max) {
-      keep = std::exp(out.max - score);  // 0 on the first position
-      out.sum *= keep;
-      out.max = score;
+  const size_t kv_dim = size_t{a.n_heads_kv} * hd;
+  const size_t kv_offset = size_t{g} * hd;
+  const float* q = host_ptr<const float>(a.q) + size_t{g} * group * hd;
+  const size_t stride = hd + 2;  // per head: acc[hd], max, sum
+  for (uint32_t j = 0; j < group; ++j) {
+    std::fill(slot + j * stride, slot + j * stride + hd, 0.0f);
+    slot[j * stride + hd] = -INFINITY;
+    slot[j * stride + hd + 1] = 0.0f;
+  }
+  thread_local std::vector<float> scores;  // [kBlock, group]
+  scores.resize(size_t{kBlock} * group);
+  for (uint32_t t0 = t_begin; t0 < t_end; t0 += kBlock) {
+    const uint32_t n = std::min(kBlock, t_end - t0);
+    for (uint32_t b = 0; b < n; ++b) {
+      simd::dot_many(type, k_cache + (t0 + b) * kv_dim + kv_offset, q, hd, group, &scores[b * group], hd);
     }
-    const float p = std::exp(score - out.max);
-    out.sum += p;
-    simd::scale_add(type, v_cache + row, keep, p, out.acc, a.head_dim);
+    for (uint32_t j = 0; j < group; ++j) {
+      float* acc = slot + j * stride;
+      float& max = acc[hd];
+      float& sum = acc[hd + 1];
+      float block_max = -INFINITY;
+      for (uint32_t b = 0; b < n; ++b) block_max = std::max(block_max, scores[b * group + j] *= a.scale);
+      if (block_max > max) {
+        const float keep = std::exp(max - block_max);  // 0 on the first block
+        sum *= keep;
+        simd::scale_add(simd::WeightType::kF32, acc, keep, 0.0f, acc, hd);
+        max = block_max;
+      }
+      for (uint32_t b = 0; b < n; ++b) sum += scores[b * group + j] = std::exp(scores[b * group + j] - max);
+    }
+    for (uint32_t b = 0; b < n; ++b) {
+      simd::axpy_many(type, v_cache + (t0 + b) * kv_dim + kv_offset, &scores[b * group], group, slot, stride, hd);
+    }
   }
 }
 
@@ -67,41 +83,40 @@ template <typename E>
 void attention_decode(CpuBackend& cpu, const AttentionDecodeArgs& a) {
   const uint32_t seq_len = host_ptr<const DecodeStepParams>(a.step)->seq_len;
   const uint32_t threads = cpu.pool().size();
-  // Enough chunks to give every thread work even with few heads.
-  const uint32_t wanted = std::max<uint32_t>(1, (2 * threads + a.n_heads_q - 1) / a.n_heads_q);
+  const uint32_t group = a.n_heads_q / a.n_heads_kv;
+  // Enough chunks to give every thread two tasks even with few KV heads.
+  const uint32_t wanted = std::max<uint32_t>(1, (2 * threads + a.n_heads_kv - 1) / a.n_heads_kv);
   const uint32_t n_chunks = std::clamp<uint32_t>(seq_len / kMinChunk, 1, wanted);
   const uint32_t chunk_len = (seq_len + n_chunks - 1) / n_chunks;
   const size_t stride = a.head_dim + 2;  // acc, then max and sum
-  float* scratch = cpu.launch_scratch(size_t{a.n_heads_q} * n_chunks * stride);
+  const size_t task_floats = size_t{group} * stride;
+  float* scratch = cpu.launch_scratch(size_t{a.n_heads_kv} * n_chunks * task_floats);
 
-  cpu.pool().parallel_for(size_t{a.n_heads_q} * n_chunks, 1, [&](size_t begin, size_t end) {
+  cpu.pool().parallel_for(size_t{a.n_heads_kv} * n_chunks, 1, [&](size_t begin, size_t end) {
     for (size_t task = begin; task < end; ++task) {
-      const auto h = static_cast<uint32_t>(task / n_chunks);
+      const auto g = static_cast<uint32_t>(task / n_chunks);
       const auto c = static_cast<uint32_t>(task % n_chunks);
       const uint32_t t_begin = c * chunk_len;
       const uint32_t t_end = std::min(seq_len, t_begin + chunk_len);
-      float* slot = scratch + task * stride;
-      Partial partial{.max = -INFINITY, .sum = 0, .acc = slot};
-      if (t_begin < t_end) attend_chunk<E>(a, h, t_begin, t_end, partial);
-      slot[a.head_dim] = partial.max;
-      slot[a.head_dim + 1] = partial.sum;
+      attend_chunk<E>(a, g, t_begin, std::max(t_begin, t_end), scratch + task * task_floats);
     }
   });
 
   // Merge: rescale each chunk to the global max (empty chunks have sum 0).
   for (uint32_t h = 0; h < a.n_heads_q; ++h) {
-    const float* slots = scratch + size_t{h} * n_chunks * stride;
+    const uint32_t g = h / group, j = h % group;
+    auto slot = [&](uint32_t c) { return scratch + (size_t{g} * n_chunks + c) * task_floats + j * stride; };
     float max = -INFINITY;
-    for (uint32_t c = 0; c < n_chunks; ++c) max = std::max(max, slots[c * stride + a.head_dim]);
+    for (uint32_t c = 0; c < n_chunks; ++c) max = std::max(max, slot(c)[a.head_dim]);
     float* out = host_ptr<float>(a.out) + size_t{h} * a.head_dim;
     std::fill(out, out + a.head_dim, 0.0f);
     float total = 0;
     for (uint32_t c = 0; c < n_chunks; ++c) {
-      const float* slot = slots + c * stride;
-      if (slot[a.head_dim + 1] == 0.0f) continue;
-      const float w = std::exp(slot[a.head_dim] - max);
-      total += w * slot[a.head_dim + 1];
-      simd::scale_add(simd::WeightType::kF32, slot, 1.0f, w, out, a.head_dim);
+      const float* part = slot(c);
+      if (part[a.head_dim + 1] == 0.0f) continue;
+      const float w = std::exp(part[a.head_dim] - max);
+      total += w * part[a.head_dim + 1];
+      simd::scale_add(simd::WeightType::kF32, part, 1.0f, w, out, a.head_dim);
     }
     const float inv = 1.0f / total;
     for (uint32_t i = 0; i < a.head_dim; ++i) out[i] *= inv;

@@ -10,6 +10,7 @@ CpuBackend::CpuBackend(const BackendOptions& options) : pool_(options.threads) {
   register_cpu_norm_kernels(*this);
   register_cpu_attention_kernels(*this);
   register_cpu_gdn_kernels(*this);
+  register_cpu_mlx_kernels(*this);
 }
 
 std::string CpuBackend::device_description() const {

@@ -32,5 +32,6 @@ void register_cpu_gemv_kernels(CpuBackend& cpu);
 void register_cpu_norm_kernels(CpuBackend& cpu);
 void register_cpu_attention_kernels(CpuBackend& cpu);
 void register_cpu_gdn_kernels(CpuBackend& cpu);
+void register_cpu_mlx_kernels(CpuBackend& cpu);
 
 }  // namespace qwen35

@@ -136,6 +136,69 @@ void scale_add_t(const T* x, float keep, float p, float* y, size_t count) {
   for (; i < count; ++i) y[i] = y[i] * keep + p * to_f32(x[i]);
 }
 
+// Up to kMany queries per pass over the row; more are done in further passes
+// (the row is in L1 by then).
+constexpr size_t kMany = 8;
+
+template <typename T>
+void dot_many_t(const T* row, const float* queries, size_t stride, size_t n_queries, float* out, size_t count) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  for (size_t q0 = 0; q0 < n_queries; q0 += kMany) {
+    const size_t m = std::min(kMany, n_queries - q0);
+    const float* qs = queries + q0 * stride;
+    VF acc[kMany];
+    for (size_t j = 0; j < m; ++j) acc[j] = hn::Zero(df);
+    size_t i = 0;
+    for (; i + n <= count; i += n) {
+      const VF r = load(df, row + i);
+      for (size_t j = 0; j < m; ++j) acc[j] = hn::MulAdd(r, hn::LoadU(df, qs + j * stride + i), acc[j]);
+    }
+    for (size_t j = 0; j < m; ++j) {
+      float s = sum(df, acc[j]);
+      for (size_t t = i; t < count; ++t) s += to_f32(row[t]) * qs[j * stride + t];
+      out[q0 + j] = s;
+    }
+  }
+}
+
+template <typename T>
+void axpy_many_t(const T* row, const float* weights, size_t n_queries, float* accs, size_t stride, size_t count) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  size_t i = 0;
+  for (; i + n <= count; i += n) {
+    const VF r = load(df, row + i);
+    for (size_t j = 0; j < n_queries; ++j) {
+      float* a = accs + j * stride + i;
+      hn::StoreU(hn::MulAdd(r, hn::Set(df, weights[j]), hn::LoadU(df, a)), df, a);
+    }
+  }
+  for (; i < count; ++i) {
+    const float r = to_f32(row[i]);
+    for (size_t j = 0; j < n_queries; ++j) accs[j * stride + i] += weights[j] * r;
+  }
+}
+
+void DotManyF32(const void* row, const float* q, size_t stride, size_t m, float* out, size_t n) {
+  dot_many_t(static_cast<const float*>(row), q, stride, m, out, n);
+}
+void DotManyBF16(const void* row, const float* q, size_t stride, size_t m, float* out, size_t n) {
+  dot_many_t(static_cast<const hwy::bfloat16_t*>(row), q, stride, m, out, n);
+}
+void DotManyF16(const void* row, const float* q, size_t stride, size_t m, float* out, size_t n) {
+  dot_many_t(static_cast<const hwy::float16_t*>(row), q, stride, m, out, n);
+}
+void AxpyManyF32(const void* row, const float* w, size_t m, float* accs, size_t stride, size_t n) {
+  axpy_many_t(static_cast<const float*>(row), w, m, accs, stride, n);
+}
+void AxpyManyBF16(const void* row, const float* w, size_t m, float* accs, size_t stride, size_t n) {
+  axpy_many_t(static_cast<const hwy::bfloat16_t*>(row), w, m, accs, stride, n);
+}
+void AxpyManyF16(const void* row, const float* w, size_t m, float* accs, size_t stride, size_t n) {
+  axpy_many_t(static_cast<const hwy::float16_t*>(row), w, m, accs, stride, n);
+}
+
 void GemvRowsF32(const void* w, const float* x, const float* base, float* y, size_t r0, size_t r1, size_t cols) {
   gemv_rows_t(static_cast<const float*>(w), x, base, y, r0, r1, cols);
 }
@@ -238,6 +301,72 @@ float ReadStreams(const float* p, size_t count, size_t streams, size_t prefetch_
   return total;
 }
 
+// MLX affine rows: codes widened u8 -> u32 -> f32 in registers (4-bit codes
+// split with a mask and a shift, matched by x in code order), one vector
+// accumulator per group scaled once at the group's end, and the bias term
+// from the precomputed group sums of x. At most 16 lanes, so that a vector
+// never straddles the 16 bytes of a 4-bit block of 32 codes.
+template <unsigned Bits, typename T>
+void mlx_rows_t(const MlxRows& w, const float* xc, const float* x_sums, const float* base, float* y, size_t row_begin,
+                size_t row_end) {
+  const hn::CappedTag<float, 16> df;
+  const hn::Rebind<uint32_t, decltype(df)> du;
+  const hn::Rebind<int32_t, decltype(df)> di;
+  const hn::Rebind<uint8_t, decltype(df)> d8;
+  const size_t n = hn::Lanes(df);
+  const size_t groups = w.cols / w.group_size;
+  const size_t row_bytes = w.cols * Bits / 8;
+  const auto* scales = static_cast<const T*>(w.scales);
+  const auto* biases = static_cast<const T*>(w.biases);
+  const auto widen = [&](auto codes) { return hn::ConvertTo(df, hn::BitCast(di, codes)); };
+  for (size_t r = row_begin; r < row_end; ++r) {
+    const uint8_t* q = reinterpret_cast<const uint8_t*>(w.codes) + r * row_bytes;
+    auto total = hn::Zero(df);
+    float bias_term = 0;
+    for (size_t g = 0; g < groups; ++g) {
+      const size_t begin = g * w.group_size, end = begin + w.group_size;
+      auto acc0 = hn::Zero(df), acc1 = hn::Zero(df);
+      if constexpr (Bits == 8) {
+        for (size_t i = begin; i < end; i += 2 * n) {
+          acc0 = hn::MulAdd(widen(hn::PromoteTo(du, hn::LoadU(d8, q + i))), hn::LoadU(df, xc + i), acc0);
+          acc1 = hn::MulAdd(widen(hn::PromoteTo(du, hn::LoadU(d8, q + i + n))), hn::LoadU(df, xc + i + n), acc1);
+        }
+      } else {
+        const auto low_nibble = hn::Set(du, 0xFu);
+        for (size_t block = begin; block < end; block += 32) {
+          for (size_t k = 0; k < 16; k += n) {
+            const auto codes = hn::PromoteTo(du, hn::LoadU(d8, q + block / 2 + k));
+            acc0 = hn::MulAdd(widen(hn::And(codes, low_nibble)), hn::LoadU(df, xc + block + k), acc0);
+            acc1 = hn::MulAdd(widen(hn::ShiftRight<4>(codes)), hn::LoadU(df, xc + block + 16 + k), acc1);
+          }
+        }
+      }
+      total = hn::MulAdd(hn::Add(acc0, acc1), hn::Set(df, to_f32(scales[r * groups + g])), total);
+      bias_term += to_f32(biases[r * groups + g]) * x_sums[g];
+    }
+    y[r] = (base ? base[r] : 0.0f) + hn::GetLane(hn::SumOfLanes(df, total)) + bias_term;
+  }
+}
+
+template <unsigned Bits>
+void mlx_rows_for(const MlxRows& w, const float* xc, const float* xs, const float* base, float* y, size_t r0,
+                  size_t r1) {
+  switch (w.scale_type) {
+    case WeightType::kF32: return mlx_rows_t<Bits, float>(w, xc, xs, base, y, r0, r1);
+    case WeightType::kBF16: return mlx_rows_t<Bits, hwy::bfloat16_t>(w, xc, xs, base, y, r0, r1);
+    case WeightType::kF16: return mlx_rows_t<Bits, hwy::float16_t>(w, xc, xs, base, y, r0, r1);
+  }
+}
+
+void MlxGemvRows4(const MlxRows& w, const float* xc, const float* xs, const float* base, float* y, size_t r0,
+                  size_t r1) {
+  mlx_rows_for<4>(w, xc, xs, base, y, r0, r1);
+}
+void MlxGemvRows8(const MlxRows& w, const float* xc, const float* xs, const float* base, float* y, size_t r0,
+                  size_t r1) {
+  mlx_rows_for<8>(w, xc, xs, base, y, r0, r1);
+}
+
 int64_t Target() { return HWY_TARGET; }
 
 }  // namespace qwen35::simd::HWY_NAMESPACE
@@ -255,12 +384,42 @@ HWY_EXPORT(DotF16);
 HWY_EXPORT(ScaleAddF32);
 HWY_EXPORT(ScaleAddBF16);
 HWY_EXPORT(ScaleAddF16);
+HWY_EXPORT(DotManyF32);
+HWY_EXPORT(DotManyBF16);
+HWY_EXPORT(DotManyF16);
+HWY_EXPORT(AxpyManyF32);
+HWY_EXPORT(AxpyManyBF16);
+HWY_EXPORT(AxpyManyF16);
 HWY_EXPORT(SumSquares);
 HWY_EXPORT(ScaleMul);
 HWY_EXPORT(SiluMul);
 HWY_EXPORT(GdnHead);
 HWY_EXPORT(ReadStreams);
+HWY_EXPORT(MlxGemvRows4);
+HWY_EXPORT(MlxGemvRows8);
 HWY_EXPORT(Target);
+
+void mlx_prepare_x(unsigned bits, const float* x, size_t cols, size_t group_size, float* x_coded, float* x_sums) {
+  for (size_t i = 0; i < cols; ++i) {
+    if (bits == 4) {
+      const size_t block = i / 32 * 32, k = i % 32;
+      x_coded[block + (k % 2) * 16 + k / 2] = x[i];
+    } else {
+      x_coded[i] = x[i];
+    }
+  }
+  for (size_t g = 0; g < cols / group_size; ++g) {
+    float s = 0;
+    for (size_t k = 0; k < group_size; ++k) s += x[g * group_size + k];
+    x_sums[g] = s;
+  }
+}
+
+void mlx_gemv_rows(const MlxRows& w, const float* x_coded, const float* x_sums, const float* base, float* y,
+                   size_t row_begin, size_t row_end) {
+  if (w.bits == 4) return HWY_DYNAMIC_DISPATCH(MlxGemvRows4)(w, x_coded, x_sums, base, y, row_begin, row_end);
+  return HWY_DYNAMIC_DISPATCH(MlxGemvRows8)(w, x_coded, x_sums, base, y, row_begin, row_end);
+}
 
 void gemv_rows(WeightType type, const void* w, const float* x, const float* base, float* y, size_t row_begin,
                size_t row_end, size_t cols) {
@@ -285,6 +444,24 @@ void scale_add(WeightType type, const void* x, float keep, float p, float* y, si
     case WeightType::kF32: return HWY_DYNAMIC_DISPATCH(ScaleAddF32)(x, keep, p, y, n);
     case WeightType::kBF16: return HWY_DYNAMIC_DISPATCH(ScaleAddBF16)(x, keep, p, y, n);
     case WeightType::kF16: return HWY_DYNAMIC_DISPATCH(ScaleAddF16)(x, keep, p, y, n);
+  }
+}
+
+void dot_many(WeightType type, const void* row, const float* queries, size_t query_stride, size_t n_queries,
+              float* out, size_t n) {
+  switch (type) {
+    case WeightType::kF32: return HWY_DYNAMIC_DISPATCH(DotManyF32)(row, queries, query_stride, n_queries, out, n);
+    case WeightType::kBF16: return HWY_DYNAMIC_DISPATCH(DotManyBF16)(row, queries, query_stride, n_queries, out, n);
+    case WeightType::kF16: return HWY_DYNAMIC_DISPATCH(DotManyF16)(row, queries, query_stride, n_queries, out, n);
+  }
+}
+
+void axpy_many(WeightType type, const void* row, const float* weights, size_t n_queries, float* accs,
+               size_t acc_stride, size_t n) {
+  switch (type) {
+    case WeightType::kF32: return HWY_DYNAMIC_DISPATCH(AxpyManyF32)(row, weights, n_queries, accs, acc_stride, n);
+    case WeightType::kBF16: return HWY_DYNAMIC_DISPATCH(AxpyManyBF16)(row, weights, n_queries, accs, acc_stride, n);
+    case WeightType::kF16: return HWY_DYNAMIC_DISPATCH(AxpyManyF16)(row, weights, n_queries, accs, acc_stride, n);
   }
 }
 

@@ -19,6 +19,26 @@ enum class WeightType : uint8_t { kF32, kBF16, kF16 };
 void gemv_rows(WeightType type, const void* w, const float* x, const float* base, float* y, size_t row_begin,
                size_t row_end, size_t cols);
 
+// The rows of one MLX affine matrix (layout in qwen35/mlx_affine.h).
+struct MlxRows {
+  const uint32_t* codes;  // [rows, cols * bits / 32]
+  const void* scales;     // [rows, cols / group_size] of scale_type
+  const void* biases;     // [rows, cols / group_size] of scale_type
+  WeightType scale_type;
+  unsigned bits;  // 4 or 8
+  size_t cols, group_size;  // group_size 32, 64 or 128
+};
+
+// x in the order the codes decode (8 bits: unchanged; 4 bits: each block of 32
+// becomes its 16 even elements, the low nibbles, then its 16 odd ones), and
+// x_sums[g] = sum of group g of x. Done once per gemv, shared by all rows.
+void mlx_prepare_x(unsigned bits, const float* x, size_t cols, size_t group_size, float* x_coded, float* x_sums);
+
+// y[r] = base[r] + sum over groups g of scale[r, g] * (q[r, g] . x_g) + bias[r, g] * x_sums[g]
+// for r in [row_begin, row_end); base may be null (then 0); y may alias base.
+void mlx_gemv_rows(const MlxRows& w, const float* x_coded, const float* x_sums, const float* base, float* y,
+                   size_t row_begin, size_t row_end);
+
 // a . b over n floats; and the same with `a` stored as `type`.
 float dot(WeightType type, const void* a, const float* b, size_t n);
 float sum_squares(const float* x, size_t n);
@@ -26,6 +46,14 @@ float sum_squares(const float* x, size_t n);
 void scale_mul(const float* x, float scale, const float* w, float* y, size_t n);
 // y[i] = y[i] * keep + p * x[i], x stored as `type` (the online-softmax update).
 void scale_add(WeightType type, const void* x, float keep, float p, float* y, size_t n);
+// out[j] = row . queries[j] for j < n_queries: the row (stored as `type`) is
+// read once for all the queries (the query heads sharing one KV head).
+// queries are n_queries rows of n floats at query_stride.
+void dot_many(WeightType type, const void* row, const float* queries, size_t query_stride, size_t n_queries,
+              float* out, size_t n);
+// accs[j] += weights[j] * row for j < n_queries, the row read once.
+void axpy_many(WeightType type, const void* row, const float* weights, size_t n_queries, float* accs,
+               size_t acc_stride, size_t n);
 // y[i] = silu(gate[i]) * up[i].
 void silu_mul(const float* gate, const float* up, float* y, size_t n);
 // One Gated DeltaNet head, state stored as S^T [dv, dk] (see GdnRecurrentArgs).

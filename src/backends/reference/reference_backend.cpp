@@ -8,6 +8,7 @@
 #include "host/element_types.h"
 #include "qwen35/dense_weights.h"
 #include "qwen35/kernels.h"
+#include "qwen35/mlx_affine.h"
 
 namespace qwen35 {
 namespace {
@@ -206,6 +207,38 @@ void row_to_f32(const RowToF32Args& a) {
   for (uint32_t c = 0; c < a.cols; ++c) host_ptr<float>(a.y)[c] = E::load(w[c]);
 }
 
+// MLX affine (qwen35/mlx_affine.h): each weight dequantized as the spec says,
+// then the dense formula. E is the element type of the scales and biases.
+template <uint32_t Bits, typename E>
+float mlx_weight(const MlxMatrixRef& w, uint32_t cols, uint32_t group_size, uint32_t r, uint32_t c) {
+  const size_t group = size_t{r} * (cols / group_size) + c / group_size;
+  const uint32_t* row_codes = host_ptr<const uint32_t>(w.codes) + size_t{r} * (cols * Bits / 32);
+  return mlx_dequantize(E::load(host_ptr<const typename E::Storage>(w.scales)[group]),
+                        mlx_code(row_codes, c, Bits), E::load(host_ptr<const typename E::Storage>(w.biases)[group]));
+}
+
+template <uint32_t Bits, typename E>
+void mlx_gemv(const MlxGemvArgs& a) {
+  const float* x = host_ptr<const float>(a.x);
+  for (uint32_t r = 0; r < a.rows; ++r) {
+    double acc = 0;
+    for (uint32_t c = 0; c < a.cols; ++c) acc += double{mlx_weight<Bits, E>(a.w, a.cols, a.group_size, r, c)} * x[c];
+    host_ptr<float>(a.y)[r] = static_cast<float>(acc);
+  }
+}
+
+template <uint32_t Bits, typename E>
+void mlx_row_to_f32(const MlxRowToF32Args& a) {
+  for (uint32_t c = 0; c < a.cols; ++c) host_ptr<float>(a.y)[c] = mlx_weight<Bits, E>(a.w, a.cols, a.group_size, a.row, c);
+}
+
+template <uint32_t Bits, typename E>
+void register_mlx(HostBackend& backend) {
+  const std::string suffix = "mlx" + std::to_string(Bits) + "_" + std::string(E::kSuffix);
+  backend.register_kernel<MlxGemvArgs>("gemv_" + suffix, mlx_gemv<Bits, E>);
+  backend.register_kernel<MlxRowToF32Args>("row_to_f32_" + suffix, mlx_row_to_f32<Bits, E>);
+}
+
 }  // namespace
 
 ReferenceBackend::ReferenceBackend() {
@@ -228,6 +261,12 @@ ReferenceBackend::ReferenceBackend() {
   register_kernel<RowToF32Args>("row_to_f32_f32", row_to_f32<F32Element>);
   register_kernel<RowToF32Args>("row_to_f32_bf16", row_to_f32<BF16Element>);
   register_kernel<RowToF32Args>("row_to_f32_f16", row_to_f32<F16Element>);
+  register_mlx<4, F32Element>(*this);
+  register_mlx<4, BF16Element>(*this);
+  register_mlx<4, F16Element>(*this);
+  register_mlx<8, F32Element>(*this);
+  register_mlx<8, BF16Element>(*this);
+  register_mlx<8, F16Element>(*this);
 }
 
 }  // namespace qwen35

@@ -1,0 +1,111 @@
+// MLX affine kernels on the CPU (layout in qwen35/mlx_affine.h): x is put in
+// code order with its group sums once per launch (launch scratch), then rows
+// are split across the thread pool and decoded by simd::mlx_gemv_rows. Row
+// dequantization (one embedding row per token) is the scalar specification,
+// so it is bit-identical to the reference.
+#include <algorithm>
+
+#include "cpu/cpu_backend.h"
+#include "cpu/cpu_math.h"
+#include "host/element_types.h"
+#include "qwen35/mlx_affine.h"
+
+namespace qwen35 {
+namespace {
+
+size_t row_grain(uint32_t cols) { return std::max<size_t>(4, 65536 / std::max<uint32_t>(cols, 1) / 4 * 4); }
+
+template <uint32_t Bits, typename E>
+simd::MlxRows rows_of(const MlxMatrixRef& w, uint32_t cols, uint32_t group_size) {
+  return simd::MlxRows{.codes = host_ptr<const uint32_t>(w.codes), .scales = host_ptr<const void>(w.scales),
+                       .biases = host_ptr<const void>(w.biases), .scale_type = cpu::weight_type<E>(), .bits = Bits,
+                       .cols = cols, .group_size = group_size};
+}
+
+// x in code order followed by its group sums, in the launch scratch after `offset` floats.
+struct PreparedX {
+  const float* coded;
+  const float* sums;
+};
+template <uint32_t Bits>
+PreparedX prepare(float* scratch, const float* x, uint32_t cols, uint32_t group_size) {
+  simd::mlx_prepare_x(Bits, x, cols, group_size, scratch, scratch + cols);
+  return PreparedX{scratch, scratch + cols};
+}
+
+template <uint32_t Bits, typename E>
+void gemv(CpuBackend& cpu, const MlxGemvArgs& a) {
+  const PreparedX x =
+      prepare<Bits>(cpu.launch_scratch(a.cols + a.cols / a.group_size), host_ptr<const float>(a.x), a.cols, a.group_size);
+  const simd::MlxRows w = rows_of<Bits, E>(a.w, a.cols, a.group_size);
+  float* y = host_ptr<float>(a.y);
+  cpu.pool().parallel_for(a.rows, row_grain(a.cols), [&](size_t begin, size_t end) {
+    simd::mlx_gemv_rows(w, x.coded, x.sums, nullptr, y, begin, end);
+  });
+}
+
+template <uint32_t Bits, typename E>
+void gemv_pair(CpuBackend& cpu, const MlxGemvPairArgs& a) {
+  const PreparedX x =
+      prepare<Bits>(cpu.launch_scratch(a.cols + a.cols / a.group_size), host_ptr<const float>(a.x), a.cols, a.group_size);
+  const simd::MlxRows w0 = rows_of<Bits, E>(a.w0, a.cols, a.group_size);
+  const simd::MlxRows w1 = rows_of<Bits, E>(a.w1, a.cols, a.group_size);
+  float* y0 = host_ptr<float>(a.y0);
+  float* y1 = host_ptr<float>(a.y1);
+  // One index space over both matrices, so both are split across all threads.
+  cpu.pool().parallel_for(size_t{a.rows0} + a.rows1, row_grain(a.cols), [&](size_t begin, size_t end) {
+    if (begin < a.rows0) simd::mlx_gemv_rows(w0, x.coded, x.sums, nullptr, y0, begin, std::min<size_t>(end, a.rows0));
+    if (end > a.rows0) {
+      simd::mlx_gemv_rows(w1, x.coded, x.sums, nullptr, y1, std::max<size_t>(begin, a.rows0) - a.rows0, end - a.rows0);
+    }
+  });
+}
+
+template <uint32_t Bits, typename E>
+void gemv_silu_gate(CpuBackend& cpu, const MlxGemvSiluGateArgs& a) {
+  float* scratch = cpu.launch_scratch(2 * size_t{a.cols} + a.cols / a.group_size);
+  simd::silu_mul(host_ptr<const float>(a.gate), host_ptr<const float>(a.up), scratch, a.cols);
+  const PreparedX x = prepare<Bits>(scratch + a.cols, scratch, a.cols, a.group_size);
+  const simd::MlxRows w = rows_of<Bits, E>(a.w, a.cols, a.group_size);
+  const float* residual = a.residual.is_null() ? nullptr : host_ptr<const float>(a.residual);
+  float* y = host_ptr<float>(a.y);
+  cpu.pool().parallel_for(a.rows, row_grain(a.cols), [&](size_t begin, size_t end) {
+    simd::mlx_gemv_rows(w, x.coded, x.sums, residual, y, begin, end);
+  });
+}
+
+template <uint32_t Bits, typename E>
+void row_to_f32(const MlxRowToF32Args& a) {
+  const size_t groups = a.cols / a.group_size;
+  const uint32_t* codes = host_ptr<const uint32_t>(a.w.codes) + size_t{a.row} * (a.cols * Bits / 32);
+  const auto* scales = host_ptr<const typename E::Storage>(a.w.scales) + size_t{a.row} * groups;
+  const auto* biases = host_ptr<const typename E::Storage>(a.w.biases) + size_t{a.row} * groups;
+  float* y = host_ptr<float>(a.y);
+  for (uint32_t c = 0; c < a.cols; ++c) {
+    y[c] = mlx_dequantize(E::load(scales[c / a.group_size]), mlx_code(codes, c, Bits), E::load(biases[c / a.group_size]));
+  }
+}
+
+template <uint32_t Bits, typename E>
+void register_for(CpuBackend& cpu) {
+  const std::string s = "mlx" + std::to_string(Bits) + "_" + std::string(E::kSuffix);
+  cpu.register_kernel<MlxGemvArgs>("gemv_" + s, [&cpu](const MlxGemvArgs& a) { gemv<Bits, E>(cpu, a); });
+  cpu.register_kernel<MlxGemvPairArgs>("gemv_pair_" + s,
+                                       [&cpu](const MlxGemvPairArgs& a) { gemv_pair<Bits, E>(cpu, a); });
+  cpu.register_kernel<MlxGemvSiluGateArgs>("gemv_silu_gate_" + s,
+                                           [&cpu](const MlxGemvSiluGateArgs& a) { gemv_silu_gate<Bits, E>(cpu, a); });
+  cpu.register_kernel<MlxRowToF32Args>("row_to_f32_" + s, row_to_f32<Bits, E>);
+}
+
+}  // namespace
+
+void register_cpu_mlx_kernels(CpuBackend& cpu) {
+  register_for<4, F32Element>(cpu);
+  register_for<4, BF16Element>(cpu);
+  register_for<4, F16Element>(cpu);
+  register_for<8, F32Element>(cpu);
+  register_for<8, BF16Element>(cpu);
+  register_for<8, F16Element>(cpu);
+}
+
+}  // namespace qwen35

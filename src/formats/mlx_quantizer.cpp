@@ -1,0 +1,151 @@
+// The MLX quantizer: see mlx_quantizer.h for the rules.
+#include "formats/mlx_quantizer.h"
+
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "io/safetensors.h"
+#include "qwen35/error.h"
+
+namespace qwen35 {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kMlxPrefix = "language_model.model.";
+constexpr std::string_view kMlxLmHead = "language_model.lm_head.weight";
+
+bool is_float(DType d) { return d == DType::kF32 || d == DType::kF16 || d == DType::kBF16; }
+
+std::vector<float> to_f32(const TensorView& t) {
+  std::vector<float> out(static_cast<size_t>(t.numel()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (t.dtype == DType::kF32) {
+      std::memcpy(&out[i], t.data + i * 4, 4);
+    } else {
+      uint16_t v;
+      std::memcpy(&v, t.data + i * 2, 2);
+      out[i] = t.dtype == DType::kBF16 ? bf16_to_f32(v) : f16_to_f32(v);
+    }
+  }
+  return out;
+}
+
+bool is_quantizable(std::string_view rest, const TensorView& t, bool is_lm_head, uint32_t group_size) {
+  const bool linear = is_lm_head || rest == "embed_tokens.weight" || rest.ends_with("_proj.weight");
+  return linear && is_float(t.dtype) && t.shape.size() == 2 && t.shape[1] % group_size == 0;
+}
+
+bool is_zero_centred_norm(std::string_view rest) {
+  return rest.ends_with("norm.weight") && !rest.ends_with("linear_attn.norm.weight");
+}
+
+class Writer {
+ public:
+  std::span<const std::byte> keep(std::vector<std::byte> bytes) { return owned_.emplace_back(std::move(bytes)); }
+  void add(std::string name, DType dtype, std::vector<int64_t> shape, std::span<const std::byte> bytes) {
+    tensors_.push_back(TensorToWrite{std::move(name), dtype, std::move(shape), bytes});
+  }
+  const std::vector<TensorToWrite>& tensors() const { return tensors_; }
+
+ private:
+  std::deque<std::vector<std::byte>> owned_;
+  std::vector<TensorToWrite> tensors_;
+};
+
+void add_quantized(Writer& out, const std::string& module, const TensorView& t, MlxAffineParams p) {
+  const auto rows = static_cast<uint32_t>(t.shape[0]), cols = static_cast<uint32_t>(t.shape[1]);
+  const std::vector<float> w = to_f32(t);
+  const uint32_t words = cols * p.bits / 32, groups = cols / p.group_size;
+  const size_t scale_size = dtype_size(t.dtype);
+  std::vector<std::byte> codes(size_t{rows} * words * 4), scales(size_t{rows} * groups * scale_size),
+      biases(scales.size());
+  for (uint32_t r = 0; r < rows; ++r) {
+    mlx_quantize_row(w.data() + size_t{r} * cols, cols, p, t.dtype,
+                     reinterpret_cast<uint32_t*>(codes.data()) + size_t{r} * words,
+                     scales.data() + size_t{r} * groups * scale_size, biases.data() + size_t{r} * groups * scale_size);
+  }
+  out.add(module + ".weight", DType::kU32, {rows, words}, out.keep(std::move(codes)));
+  out.add(module + ".scales", t.dtype, {rows, groups}, out.keep(std::move(scales)));
+  out.add(module + ".biases", t.dtype, {rows, groups}, out.keep(std::move(biases)));
+}
+
+void add_tensor(Writer& out, const Checkpoint& source, const std::string& out_name, std::string_view rest,
+                const TensorView& t, MlxAffineParams p) {
+  const bool is_lm_head = out_name == kMlxLmHead;
+  if (is_quantizable(rest, t, is_lm_head, p.group_size)) {
+    add_quantized(out, out_name.substr(0, out_name.size() - std::string_view(".weight").size()), t, p);
+  } else if (rest.ends_with("conv1d.weight") && source.layout.conv == ConvLayout::kChannelOneKernel &&
+             t.shape.size() == 3) {
+    out.add(out_name, t.dtype, {t.shape[0], t.shape[2], t.shape[1]}, {t.data, t.bytes});  // same element order
+  } else if (is_zero_centred_norm(rest) && !source.layout.norms_include_one && is_float(t.dtype)) {
+    std::vector<float> w = to_f32(t);
+    for (float& v : w) v += 1.0f;
+    std::vector<std::byte> bytes(w.size() * 4);
+    std::memcpy(bytes.data(), w.data(), bytes.size());
+    out.add(out_name, DType::kF32, t.shape, out.keep(std::move(bytes)));
+  } else {
+    out.add(out_name, t.dtype, t.shape, {t.data, t.bytes});
+  }
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot read {}", path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_config(const fs::path& source_dir, const fs::path& out_dir, MlxAffineParams p) {
+  nlohmann::json config = nlohmann::json::parse(read_text(source_dir / "config.json"));
+  const nlohmann::json block = {{"group_size", p.group_size}, {"bits", p.bits}};
+  config["quantization"] = block;
+  config["quantization_config"] = block;
+  std::ofstream out(out_dir / "config.json");
+  out << config.dump(2) << "\n";
+  if (!out) fail("{}: cannot write config.json", out_dir.string());
+}
+
+// Tokenizer, chat template and generation settings travel with the weights.
+void copy_side_files(const fs::path& source_dir, const fs::path& out_dir) {
+  for (const fs::directory_entry& entry : fs::directory_iterator(source_dir)) {
+    const fs::path name = entry.path().filename();
+    const std::string ext = entry.path().extension().string();
+    const bool side = ext == ".json" || ext == ".jinja" || ext == ".txt" || ext == ".model";
+    if (!entry.is_regular_file() || !side || name == "config.json" || name == "model.safetensors.index.json") continue;
+    fs::copy_file(entry.path(), out_dir / name, fs::copy_options::overwrite_existing);
+  }
+}
+
+}  // namespace
+
+void write_mlx_checkpoint(const Checkpoint& source, const fs::path& out_dir, MlxAffineParams p) {
+  if (p.bits != 4 && p.bits != 8) fail("quantize: unsupported bits {} (supported: 4, 8)", p.bits);
+  if (p.group_size != 32 && p.group_size != 64 && p.group_size != 128) {
+    fail("quantize: unsupported group size {} (supported: 32, 64, 128)", p.group_size);
+  }
+  if (fs::exists(out_dir / "config.json")) fail("quantize: {} already holds a checkpoint", out_dir.string());
+  if (source.layout.quantization.defaults) fail("quantize: {} is already quantized", source.path.string());
+  fs::create_directories(out_dir);
+  Writer out;
+  for (const std::string& name : source.tensors->names()) {
+    const TensorView& t = *source.tensors->find(name);
+    if (t.dtype == DType::kU32) fail("quantize: {} is already quantized ('{}')", source.path.string(), name);
+    if (name == source.layout.lm_head) {
+      add_tensor(out, source, std::string(kMlxLmHead), "lm_head.weight", t, p);
+    } else if (name.starts_with(source.layout.tensor_prefix)) {
+      const std::string_view rest = std::string_view(name).substr(source.layout.tensor_prefix.size());
+      if (rest.starts_with("mtp.") || rest.starts_with("visual.")) continue;
+      add_tensor(out, source, std::string(kMlxPrefix) + std::string(rest), rest, t, p);
+    }
+  }
+  write_safetensors(out_dir / "model.safetensors", out.tensors(), {{"format", "mlx"}});
+  write_config(source.path, out_dir, p);
+  copy_side_files(source.path, out_dir);
+}
+
+}  // namespace qwen35

@@ -1,0 +1,22 @@
+// Writes an MLX-layout checkpoint (spec 2.2) from any checkpoint this project
+// opens: what `qwen35 quantize` does.
+#pragma once
+
+#include <filesystem>
+
+#include "qwen35/checkpoint.h"
+#include "qwen35/mlx_affine.h"
+
+namespace qwen35 {
+
+// Rules: every 2-D float `*_proj.weight`, `embed_tokens.weight` and the lm_head
+// whose row length the group size divides is quantized (scales and biases in
+// the source dtype); the rest is copied, with the sanitize transforms mlx-lm
+// applies: names `language_model.model.*` / `language_model.lm_head.weight`,
+// conv1d as [C, K, 1], zero-centred norms with the +1 baked in (stored F32 so
+// that 1 + w is exact), A_log and everything else unchanged. config.json gains
+// the "quantization" block (and mlx-lm's "quantization_config" copy);
+// tokenizer and generation files are copied. One model.safetensors is written.
+void write_mlx_checkpoint(const Checkpoint& source, const std::filesystem::path& out_dir, MlxAffineParams params);
+
+}  // namespace qwen35
