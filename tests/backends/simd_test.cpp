@@ -108,6 +108,39 @@ TEST_P(Simd, ElementwisePrimitives) {
   }
 }
 
+TEST_P(Simd, AttentionPrimitivesShareOneRowAcrossQueries) {
+  for (simd::WeightType type : kTypes) {
+    for (size_t n : {1u, 15u, 16u, 17u, 64u, 256u}) {
+      for (size_t queries : {1u, 4u, 9u}) {  // 9: more than one pass of the 8-query block
+        SCOPED_TRACE(::testing::Message() << "n " << n << " queries " << queries);
+        const size_t rows = 5, row_stride = n + 3, acc_stride = n + 2;
+        const Weights r = make_weights(type, rows * row_stride, static_cast<uint32_t>(n));
+        const auto q = random_floats(queries * n, 9);
+        std::vector<float> dots(queries, std::nanf(""));
+        simd::dot_many(type, r.data(type), q.data(), n, queries, dots.data(), n);
+        for (size_t j = 0; j < queries; ++j) {
+          double expected = 0;
+          for (size_t i = 0; i < n; ++i) expected += double{r.exact[i]} * q[j * n + i];
+          ASSERT_NEAR(dots[j], expected, kTolerance * (n + 1)) << "query " << j;
+        }
+        const auto weights = random_floats(rows * queries, 10);
+        auto accs = random_floats(queries * acc_stride, 11);
+        const auto before = accs;
+        simd::axpy_block(type, r.data(type), row_stride, rows, weights.data(), queries, accs.data(), acc_stride, n);
+        for (size_t j = 0; j < queries; ++j) {
+          for (size_t i = 0; i < acc_stride; ++i) {
+            double expected = before[j * acc_stride + i];
+            if (i < n) {
+              for (size_t b = 0; b < rows; ++b) expected += double{weights[b * queries + j]} * r.exact[b * row_stride + i];
+            }
+            ASSERT_NEAR(accs[j * acc_stride + i], expected, 1e-5) << "query " << j << " index " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_P(Simd, GdnHeadMatchesTheSpecOrder) {
   for (size_t dk : {1u, 8u, 15u, 16u, 17u, 128u}) {
     const size_t dv = dk + 3;

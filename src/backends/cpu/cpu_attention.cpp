@@ -73,9 +73,7 @@ void attend_chunk(const AttentionDecodeArgs& a, uint32_t g, uint32_t t_begin, ui
       }
       for (uint32_t b = 0; b < n; ++b) sum += scores[b * group + j] = std::exp(scores[b * group + j] - max);
     }
-    for (uint32_t b = 0; b < n; ++b) {
-      simd::axpy_many(type, v_cache + (t0 + b) * kv_dim + kv_offset, &scores[b * group], group, slot, stride, hd);
-    }
+    simd::axpy_block(type, v_cache + t0 * kv_dim + kv_offset, kv_dim, n, scores.data(), group, slot, stride, hd);
   }
 }
 

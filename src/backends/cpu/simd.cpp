@@ -163,20 +163,27 @@ void dot_many_t(const T* row, const float* queries, size_t stride, size_t n_quer
 }
 
 template <typename T>
-void axpy_many_t(const T* row, const float* weights, size_t n_queries, float* accs, size_t stride, size_t count) {
+void axpy_block_t(const T* rows, size_t row_stride, size_t n_rows, const float* weights, size_t n_queries,
+                  float* accs, size_t stride, size_t count) {
   const DF df;
   const size_t n = hn::Lanes(df);
   size_t i = 0;
   for (; i + n <= count; i += n) {
-    const VF r = load(df, row + i);
     for (size_t j = 0; j < n_queries; ++j) {
       float* a = accs + j * stride + i;
-      hn::StoreU(hn::MulAdd(r, hn::Set(df, weights[j]), hn::LoadU(df, a)), df, a);
+      VF acc = hn::LoadU(df, a);
+      for (size_t b = 0; b < n_rows; ++b) {
+        acc = hn::MulAdd(load(df, rows + b * row_stride + i), hn::Set(df, weights[b * n_queries + j]), acc);
+      }
+      hn::StoreU(acc, df, a);
     }
   }
   for (; i < count; ++i) {
-    const float r = to_f32(row[i]);
-    for (size_t j = 0; j < n_queries; ++j) accs[j * stride + i] += weights[j] * r;
+    for (size_t j = 0; j < n_queries; ++j) {
+      float acc = accs[j * stride + i];
+      for (size_t b = 0; b < n_rows; ++b) acc += weights[b * n_queries + j] * to_f32(rows[b * row_stride + i]);
+      accs[j * stride + i] = acc;
+    }
   }
 }
 
@@ -189,14 +196,17 @@ void DotManyBF16(const void* row, const float* q, size_t stride, size_t m, float
 void DotManyF16(const void* row, const float* q, size_t stride, size_t m, float* out, size_t n) {
   dot_many_t(static_cast<const hwy::float16_t*>(row), q, stride, m, out, n);
 }
-void AxpyManyF32(const void* row, const float* w, size_t m, float* accs, size_t stride, size_t n) {
-  axpy_many_t(static_cast<const float*>(row), w, m, accs, stride, n);
+void AxpyBlockF32(const void* rows, size_t rs, size_t nr, const float* w, size_t m, float* accs, size_t stride,
+                  size_t n) {
+  axpy_block_t(static_cast<const float*>(rows), rs, nr, w, m, accs, stride, n);
 }
-void AxpyManyBF16(const void* row, const float* w, size_t m, float* accs, size_t stride, size_t n) {
-  axpy_many_t(static_cast<const hwy::bfloat16_t*>(row), w, m, accs, stride, n);
+void AxpyBlockBF16(const void* rows, size_t rs, size_t nr, const float* w, size_t m, float* accs, size_t stride,
+                   size_t n) {
+  axpy_block_t(static_cast<const hwy::bfloat16_t*>(rows), rs, nr, w, m, accs, stride, n);
 }
-void AxpyManyF16(const void* row, const float* w, size_t m, float* accs, size_t stride, size_t n) {
-  axpy_many_t(static_cast<const hwy::float16_t*>(row), w, m, accs, stride, n);
+void AxpyBlockF16(const void* rows, size_t rs, size_t nr, const float* w, size_t m, float* accs, size_t stride,
+                  size_t n) {
+  axpy_block_t(static_cast<const hwy::float16_t*>(rows), rs, nr, w, m, accs, stride, n);
 }
 
 void GemvRowsF32(const void* w, const float* x, const float* base, float* y, size_t r0, size_t r1, size_t cols) {
@@ -387,9 +397,9 @@ HWY_EXPORT(ScaleAddF16);
 HWY_EXPORT(DotManyF32);
 HWY_EXPORT(DotManyBF16);
 HWY_EXPORT(DotManyF16);
-HWY_EXPORT(AxpyManyF32);
-HWY_EXPORT(AxpyManyBF16);
-HWY_EXPORT(AxpyManyF16);
+HWY_EXPORT(AxpyBlockF32);
+HWY_EXPORT(AxpyBlockBF16);
+HWY_EXPORT(AxpyBlockF16);
 HWY_EXPORT(SumSquares);
 HWY_EXPORT(ScaleMul);
 HWY_EXPORT(SiluMul);
@@ -456,12 +466,15 @@ void dot_many(WeightType type, const void* row, const float* queries, size_t que
   }
 }
 
-void axpy_many(WeightType type, const void* row, const float* weights, size_t n_queries, float* accs,
-               size_t acc_stride, size_t n) {
+void axpy_block(WeightType type, const void* rows, size_t row_stride, size_t n_rows, const float* weights,
+                size_t n_queries, float* accs, size_t acc_stride, size_t n) {
   switch (type) {
-    case WeightType::kF32: return HWY_DYNAMIC_DISPATCH(AxpyManyF32)(row, weights, n_queries, accs, acc_stride, n);
-    case WeightType::kBF16: return HWY_DYNAMIC_DISPATCH(AxpyManyBF16)(row, weights, n_queries, accs, acc_stride, n);
-    case WeightType::kF16: return HWY_DYNAMIC_DISPATCH(AxpyManyF16)(row, weights, n_queries, accs, acc_stride, n);
+    case WeightType::kF32:
+      return HWY_DYNAMIC_DISPATCH(AxpyBlockF32)(rows, row_stride, n_rows, weights, n_queries, accs, acc_stride, n);
+    case WeightType::kBF16:
+      return HWY_DYNAMIC_DISPATCH(AxpyBlockBF16)(rows, row_stride, n_rows, weights, n_queries, accs, acc_stride, n);
+    case WeightType::kF16:
+      return HWY_DYNAMIC_DISPATCH(AxpyBlockF16)(rows, row_stride, n_rows, weights, n_queries, accs, acc_stride, n);
   }
 }
 
