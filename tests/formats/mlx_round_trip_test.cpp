@@ -31,14 +31,6 @@ std::string case_name(const ::testing::TestParamInfo<RoundTripCase>& info) {
   return name;
 }
 
-std::vector<int32_t> read_tokens(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::vector<int32_t> tokens;
-  std::string item;
-  while (std::getline(in, item, ',')) tokens.push_back(std::stoi(item));
-  return tokens;
-}
-
 class MlxRoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
 
 TEST_P(MlxRoundTrip, LogitsStayNearTheGolden) {

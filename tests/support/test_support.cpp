@@ -40,6 +40,15 @@ std::vector<float> read_f32_file(const std::filesystem::path& path) {
   return out;
 }
 
+std::vector<int32_t> read_tokens(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) ADD_FAILURE() << "cannot open " << path;
+  std::vector<int32_t> tokens;
+  std::string item;
+  while (std::getline(in, item, ',')) tokens.push_back(std::stoi(item));
+  return tokens;
+}
+
 Deviation deviation(const float* actual, const float* expected, size_t n) {
   Deviation d;
   for (size_t i = 0; i < n; ++i) {

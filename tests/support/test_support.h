@@ -17,6 +17,8 @@ std::filesystem::path shared_dir();
 std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f);
 
 std::vector<float> read_f32_file(const std::filesystem::path& path);
+// A golden folder's tokens.txt: comma-separated ids.
+std::vector<int32_t> read_tokens(const std::filesystem::path& path);
 
 // max_i |a_i - b_i|, and max_i |b_i| (the scale of the reference).
 struct Deviation {
