@@ -92,6 +92,16 @@ TEST_P(Simd, ElementwisePrimitives) {
     simd::scale_mul(x.data(), 0.37f, w.data(), y.data(), n);
     for (size_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(y[i], x[i] * 0.37f * w[i]);
 
+    std::vector<float> e = x;
+    const float total = simd::exp_shifted(e.data(), n, 3.0f);
+    double expected_total = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double expected = std::exp(double{x[i]} - 3.0);
+      expected_total += expected;
+      ASSERT_NEAR(e[i], expected, 4e-6 * expected) << i;  // Highway's Exp: a few ulps
+    }
+    EXPECT_NEAR(total, expected_total, 1e-5 * expected_total);
+
     simd::silu_mul(x.data(), w.data(), y.data(), n);
     for (size_t i = 0; i < n; ++i) {
       const double expected = x[i] / (1.0 + std::exp(-double{x[i]})) * w[i];
@@ -126,12 +136,14 @@ TEST_P(Simd, AttentionPrimitivesShareOneRowAcrossQueries) {
         const auto weights = random_floats(rows * queries, 10);
         auto accs = random_floats(queries * acc_stride, 11);
         const auto before = accs;
-        simd::axpy_block(type, r.data(type), row_stride, rows, weights.data(), queries, accs.data(), acc_stride, n);
+        // weights[j * rows + b]: one row of weights per query
+        simd::axpy_block(type, r.data(type), row_stride, rows, weights.data(), rows, queries, accs.data(), acc_stride,
+                         n);
         for (size_t j = 0; j < queries; ++j) {
           for (size_t i = 0; i < acc_stride; ++i) {
             double expected = before[j * acc_stride + i];
             if (i < n) {
-              for (size_t b = 0; b < rows; ++b) expected += double{weights[b * queries + j]} * r.exact[b * row_stride + i];
+              for (size_t b = 0; b < rows; ++b) expected += double{weights[j * rows + b]} * r.exact[b * row_stride + i];
             }
             ASSERT_NEAR(accs[j * acc_stride + i], expected, 1e-5) << "query " << j << " index " << i;
           }

@@ -52,28 +52,32 @@ void attend_chunk(const AttentionDecodeArgs& a, uint32_t g, uint32_t t_begin, ui
     slot[j * stride + hd] = -INFINITY;
     slot[j * stride + hd + 1] = 0.0f;
   }
-  thread_local std::vector<float> scores;  // [kBlock, group]
+  thread_local std::vector<float> scores;  // [group, kBlock]: one contiguous row per query head
+  thread_local std::vector<float> dots;    // [group]
   scores.resize(size_t{kBlock} * group);
+  dots.resize(group);
   for (uint32_t t0 = t_begin; t0 < t_end; t0 += kBlock) {
     const uint32_t n = std::min(kBlock, t_end - t0);
     for (uint32_t b = 0; b < n; ++b) {
-      simd::dot_many(type, k_cache + (t0 + b) * kv_dim + kv_offset, q, hd, group, &scores[b * group], hd);
+      simd::dot_many(type, k_cache + (t0 + b) * kv_dim + kv_offset, q, hd, group, dots.data(), hd);
+      for (uint32_t j = 0; j < group; ++j) scores[size_t{j} * kBlock + b] = dots[j] * a.scale;
     }
     for (uint32_t j = 0; j < group; ++j) {
       float* acc = slot + j * stride;
       float& max = acc[hd];
       float& sum = acc[hd + 1];
-      float block_max = -INFINITY;
-      for (uint32_t b = 0; b < n; ++b) block_max = std::max(block_max, scores[b * group + j] *= a.scale);
+      float* s = &scores[size_t{j} * kBlock];
+      const float block_max = *std::max_element(s, s + n);
       if (block_max > max) {
         const float keep = std::exp(max - block_max);  // 0 on the first block
         sum *= keep;
         simd::scale_add(simd::WeightType::kF32, acc, keep, 0.0f, acc, hd);
         max = block_max;
       }
-      for (uint32_t b = 0; b < n; ++b) sum += scores[b * group + j] = std::exp(scores[b * group + j] - max);
+      sum += simd::exp_shifted(s, n, max);
     }
-    simd::axpy_block(type, v_cache + t0 * kv_dim + kv_offset, kv_dim, n, scores.data(), group, slot, stride, hd);
+    simd::axpy_block(type, v_cache + t0 * kv_dim + kv_offset, kv_dim, n, scores.data(), kBlock, group, slot, stride,
+                     hd);
   }
 }
 

@@ -163,8 +163,8 @@ void dot_many_t(const T* row, const float* queries, size_t stride, size_t n_quer
 }
 
 template <typename T>
-void axpy_block_t(const T* rows, size_t row_stride, size_t n_rows, const float* weights, size_t n_queries,
-                  float* accs, size_t stride, size_t count) {
+void axpy_block_t(const T* rows, size_t row_stride, size_t n_rows, const float* weights, size_t weight_stride,
+                  size_t n_queries, float* accs, size_t stride, size_t count) {
   const DF df;
   const size_t n = hn::Lanes(df);
   size_t i = 0;
@@ -173,7 +173,7 @@ void axpy_block_t(const T* rows, size_t row_stride, size_t n_rows, const float* 
       float* a = accs + j * stride + i;
       VF acc = hn::LoadU(df, a);
       for (size_t b = 0; b < n_rows; ++b) {
-        acc = hn::MulAdd(load(df, rows + b * row_stride + i), hn::Set(df, weights[b * n_queries + j]), acc);
+        acc = hn::MulAdd(load(df, rows + b * row_stride + i), hn::Set(df, weights[j * weight_stride + b]), acc);
       }
       hn::StoreU(acc, df, a);
     }
@@ -181,7 +181,7 @@ void axpy_block_t(const T* rows, size_t row_stride, size_t n_rows, const float* 
   for (; i < count; ++i) {
     for (size_t j = 0; j < n_queries; ++j) {
       float acc = accs[j * stride + i];
-      for (size_t b = 0; b < n_rows; ++b) acc += weights[b * n_queries + j] * to_f32(rows[b * row_stride + i]);
+      for (size_t b = 0; b < n_rows; ++b) acc += weights[j * weight_stride + b] * to_f32(rows[b * row_stride + i]);
       accs[j * stride + i] = acc;
     }
   }
@@ -196,17 +196,33 @@ void DotManyBF16(const void* row, const float* q, size_t stride, size_t m, float
 void DotManyF16(const void* row, const float* q, size_t stride, size_t m, float* out, size_t n) {
   dot_many_t(static_cast<const hwy::float16_t*>(row), q, stride, m, out, n);
 }
-void AxpyBlockF32(const void* rows, size_t rs, size_t nr, const float* w, size_t m, float* accs, size_t stride,
-                  size_t n) {
-  axpy_block_t(static_cast<const float*>(rows), rs, nr, w, m, accs, stride, n);
+void AxpyBlockF32(const void* rows, size_t rs, size_t nr, const float* w, size_t ws, size_t m, float* accs,
+                  size_t stride, size_t n) {
+  axpy_block_t(static_cast<const float*>(rows), rs, nr, w, ws, m, accs, stride, n);
 }
-void AxpyBlockBF16(const void* rows, size_t rs, size_t nr, const float* w, size_t m, float* accs, size_t stride,
-                   size_t n) {
-  axpy_block_t(static_cast<const hwy::bfloat16_t*>(rows), rs, nr, w, m, accs, stride, n);
+void AxpyBlockBF16(const void* rows, size_t rs, size_t nr, const float* w, size_t ws, size_t m, float* accs,
+                   size_t stride, size_t n) {
+  axpy_block_t(static_cast<const hwy::bfloat16_t*>(rows), rs, nr, w, ws, m, accs, stride, n);
 }
-void AxpyBlockF16(const void* rows, size_t rs, size_t nr, const float* w, size_t m, float* accs, size_t stride,
-                  size_t n) {
-  axpy_block_t(static_cast<const hwy::float16_t*>(rows), rs, nr, w, m, accs, stride, n);
+void AxpyBlockF16(const void* rows, size_t rs, size_t nr, const float* w, size_t ws, size_t m, float* accs,
+                  size_t stride, size_t n) {
+  axpy_block_t(static_cast<const hwy::float16_t*>(rows), rs, nr, w, ws, m, accs, stride, n);
+}
+
+float ExpShifted(float* x, size_t count, float shift) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  const VF vshift = hn::Set(df, shift);
+  VF total = hn::Zero(df);
+  size_t i = 0;
+  for (; i + n <= count; i += n) {
+    const VF e = hn::Exp(df, hn::Sub(hn::LoadU(df, x + i), vshift));
+    hn::StoreU(e, df, x + i);
+    total = hn::Add(total, e);
+  }
+  float s = sum(df, total);
+  for (; i < count; ++i) s += x[i] = std::exp(x[i] - shift);
+  return s;
 }
 
 void GemvRowsF32(const void* w, const float* x, const float* base, float* y, size_t r0, size_t r1, size_t cols) {
@@ -400,6 +416,7 @@ HWY_EXPORT(DotManyF16);
 HWY_EXPORT(AxpyBlockF32);
 HWY_EXPORT(AxpyBlockBF16);
 HWY_EXPORT(AxpyBlockF16);
+HWY_EXPORT(ExpShifted);
 HWY_EXPORT(SumSquares);
 HWY_EXPORT(ScaleMul);
 HWY_EXPORT(SiluMul);
@@ -467,16 +484,21 @@ void dot_many(WeightType type, const void* row, const float* queries, size_t que
 }
 
 void axpy_block(WeightType type, const void* rows, size_t row_stride, size_t n_rows, const float* weights,
-                size_t n_queries, float* accs, size_t acc_stride, size_t n) {
+                size_t weight_stride, size_t n_queries, float* accs, size_t acc_stride, size_t n) {
   switch (type) {
     case WeightType::kF32:
-      return HWY_DYNAMIC_DISPATCH(AxpyBlockF32)(rows, row_stride, n_rows, weights, n_queries, accs, acc_stride, n);
+      return HWY_DYNAMIC_DISPATCH(AxpyBlockF32)(rows, row_stride, n_rows, weights, weight_stride, n_queries, accs,
+                                                acc_stride, n);
     case WeightType::kBF16:
-      return HWY_DYNAMIC_DISPATCH(AxpyBlockBF16)(rows, row_stride, n_rows, weights, n_queries, accs, acc_stride, n);
+      return HWY_DYNAMIC_DISPATCH(AxpyBlockBF16)(rows, row_stride, n_rows, weights, weight_stride, n_queries, accs,
+                                                 acc_stride, n);
     case WeightType::kF16:
-      return HWY_DYNAMIC_DISPATCH(AxpyBlockF16)(rows, row_stride, n_rows, weights, n_queries, accs, acc_stride, n);
+      return HWY_DYNAMIC_DISPATCH(AxpyBlockF16)(rows, row_stride, n_rows, weights, weight_stride, n_queries, accs,
+                                                acc_stride, n);
   }
 }
+
+float exp_shifted(float* x, size_t n, float shift) { return HWY_DYNAMIC_DISPATCH(ExpShifted)(x, n, shift); }
 
 float sum_squares(const float* x, size_t n) { return HWY_DYNAMIC_DISPATCH(SumSquares)(x, n); }
 void scale_mul(const float* x, float scale, const float* w, float* y, size_t n) {

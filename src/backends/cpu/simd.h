@@ -51,11 +51,13 @@ void scale_add(WeightType type, const void* x, float keep, float p, float* y, si
 // queries are n_queries rows of n floats at query_stride.
 void dot_many(WeightType type, const void* row, const float* queries, size_t query_stride, size_t n_queries,
               float* out, size_t n);
-// accs[j] += sum_b weights[b * n_queries + j] * rows[b] for b < n_rows and
+// accs[j] += sum_b weights[j * weight_stride + b] * rows[b] for b < n_rows and
 // j < n_queries: each accumulator is loaded and stored once per block of rows
 // (the V side of attention). rows are n_rows rows of n elements at row_stride.
 void axpy_block(WeightType type, const void* rows, size_t row_stride, size_t n_rows, const float* weights,
-                size_t n_queries, float* accs, size_t acc_stride, size_t n);
+                size_t weight_stride, size_t n_queries, float* accs, size_t acc_stride, size_t n);
+// x[i] = exp(x[i] - shift) for i < n; returns the sum of the new x.
+float exp_shifted(float* x, size_t n, float shift);
 // y[i] = silu(gate[i]) * up[i].
 void silu_mul(const float* gate, const float* up, float* y, size_t n);
 // One Gated DeltaNet head, state stored as S^T [dv, dk] (see GdnRecurrentArgs).
