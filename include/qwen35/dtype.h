@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace qwen35 {
@@ -18,6 +19,12 @@ size_t dtype_size(DType dtype);
 std::string_view dtype_name(DType dtype);
 // Parses the safetensors spelling; nullopt for an unknown string.
 std::optional<DType> parse_dtype(std::string_view name);
+// The lower-case spelling ("bf16"), as kernel names and format names use it.
+std::string dtype_lower_name(DType dtype);
+// F32, F16 or BF16: the float types weights and activations may be stored in.
+inline bool is_float_dtype(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16;
+}
 
 inline float bf16_to_f32(uint16_t bits) {
   return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);

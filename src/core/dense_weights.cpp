@@ -2,33 +2,22 @@
 // for that dtype ("gemv_bf16", "gemv_pair_bf16", "gemv_silu_gate_bf16", "row_to_f32_bf16").
 #include "qwen35/dense_weights.h"
 
-#include <cctype>
-
 namespace qwen35 {
-namespace {
-
-std::string lower_dtype_name(DType dtype) {
-  std::string name(dtype_name(dtype));
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return name;
-}
-
-}  // namespace
 
 DenseWeights::DenseWeights(GpuBackend& gpu, DType dtype, uint32_t rows, uint32_t cols, DevicePtr data,
                            DeviceBuffer storage)
     : dtype_(dtype), rows_(rows), cols_(cols), data_(data), storage_(std::move(storage)) {
-  if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16) {
+  if (!is_float_dtype(dtype)) {
     fail("dense weights must be F32, F16 or BF16, got {}", dtype_name(dtype));
   }
-  const std::string suffix = lower_dtype_name(dtype);
+  const std::string suffix = dtype_lower_name(dtype);
   gemv_ = resolve_kernel<GemvArgs>(gpu, "gemv_" + suffix);
   row_to_f32_ = resolve_kernel<RowToF32Args>(gpu, "row_to_f32_" + suffix);
   gemv_pair_ = try_resolve_kernel<GemvPairArgs>(gpu, "gemv_pair_" + suffix);
   gemv_silu_gate_ = try_resolve_kernel<GemvSiluGateArgs>(gpu, "gemv_silu_gate_" + suffix);
 }
 
-std::string DenseWeights::format_name() const { return lower_dtype_name(dtype_); }
+std::string DenseWeights::format_name() const { return dtype_lower_name(dtype_); }
 
 size_t DenseWeights::weight_bytes() const { return size_t{rows_} * cols_ * dtype_size(dtype_); }
 

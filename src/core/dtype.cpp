@@ -39,6 +39,12 @@ std::optional<DType> parse_dtype(std::string_view name) {
   return std::nullopt;
 }
 
+std::string dtype_lower_name(DType dtype) {
+  std::string name(dtype_name(dtype));
+  for (char& c : name) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return name;
+}
+
 // IEEE binary16: 1 sign, 5 exponent (bias 15), 10 mantissa bits.
 float f16_to_f32(uint16_t bits) {
   const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;

@@ -13,12 +13,6 @@
 namespace qwen35 {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // Rounds to `dtype` and back, and stores the rounded value as element i of `out`.
 float store_as(DType dtype, float v, void* out, size_t i) {
   switch (dtype) {
@@ -69,10 +63,10 @@ MlxAffineWeights::MlxAffineWeights(GpuBackend& gpu, MlxAffineParams params, DTyp
   if (cols % params.group_size != 0) {
     fail("MLX affine weights: group size {} does not divide the row length {}", params.group_size, cols);
   }
-  if (scale_dtype != DType::kF32 && scale_dtype != DType::kF16 && scale_dtype != DType::kBF16) {
+  if (!is_float_dtype(scale_dtype)) {
     fail("MLX affine weights: scales must be F32, F16 or BF16, got {}", dtype_name(scale_dtype));
   }
-  const std::string suffix = fmt::format("mlx{}_{}", params.bits, lower(dtype_name(scale_dtype)));
+  const std::string suffix = fmt::format("mlx{}_{}", params.bits, dtype_lower_name(scale_dtype));
   gemv_ = resolve_kernel<MlxGemvArgs>(gpu, "gemv_" + suffix);
   row_to_f32_ = resolve_kernel<MlxRowToF32Args>(gpu, "row_to_f32_" + suffix);
   gemv_pair_ = try_resolve_kernel<MlxGemvPairArgs>(gpu, "gemv_pair_" + suffix);
@@ -80,7 +74,7 @@ MlxAffineWeights::MlxAffineWeights(GpuBackend& gpu, MlxAffineParams params, DTyp
 }
 
 std::string MlxAffineWeights::format_name() const {
-  return fmt::format("mlx{}-g{}-{}", params_.bits, params_.group_size, lower(dtype_name(scale_dtype_)));
+  return fmt::format("mlx{}-g{}-{}", params_.bits, params_.group_size, dtype_lower_name(scale_dtype_));
 }
 
 size_t MlxAffineWeights::weight_bytes() const {

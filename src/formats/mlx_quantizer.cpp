@@ -18,7 +18,6 @@ namespace fs = std::filesystem;
 constexpr std::string_view kMlxPrefix = "language_model.model.";
 constexpr std::string_view kMlxLmHead = "language_model.lm_head.weight";
 
-bool is_float(DType d) { return d == DType::kF32 || d == DType::kF16 || d == DType::kBF16; }
 
 std::vector<float> to_f32(const TensorView& t) {
   std::vector<float> out(static_cast<size_t>(t.numel()));
@@ -36,7 +35,7 @@ std::vector<float> to_f32(const TensorView& t) {
 
 bool is_quantizable(std::string_view rest, const TensorView& t, bool is_lm_head, uint32_t group_size) {
   const bool linear = is_lm_head || rest == "embed_tokens.weight" || rest.ends_with("_proj.weight");
-  return linear && is_float(t.dtype) && t.shape.size() == 2 && t.shape[1] % group_size == 0;
+  return linear && is_float_dtype(t.dtype) && t.shape.size() == 2 && t.shape[1] % group_size == 0;
 }
 
 bool is_zero_centred_norm(std::string_view rest) {
@@ -81,7 +80,7 @@ void add_tensor(Writer& out, const Checkpoint& source, const std::string& out_na
   } else if (rest.ends_with("conv1d.weight") && source.layout.conv == ConvLayout::kChannelOneKernel &&
              t.shape.size() == 3) {
     out.add(out_name, t.dtype, {t.shape[0], t.shape[2], t.shape[1]}, {t.data, t.bytes});  // same element order
-  } else if (is_zero_centred_norm(rest) && !source.layout.norms_include_one && is_float(t.dtype)) {
+  } else if (is_zero_centred_norm(rest) && !source.layout.norms_include_one && is_float_dtype(t.dtype)) {
     std::vector<float> w = to_f32(t);
     for (float& v : w) v += 1.0f;
     std::vector<std::byte> bytes(w.size() * 4);

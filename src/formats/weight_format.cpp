@@ -26,7 +26,7 @@ const TensorView& require_float_tensor(const TensorSource& tensors, const std::s
   const std::string expected = fmt::format("[{}]", fmt::join(shape, ", "));
   const TensorView* t = tensors.find(name);
   if (t == nullptr) fail("{}: missing tensor '{}' (expected shape {})", tensors.origin(), name, expected);
-  if (t->dtype != DType::kF32 && t->dtype != DType::kF16 && t->dtype != DType::kBF16) {
+  if (!is_float_dtype(t->dtype)) {
     fail("{}: tensor '{}' has dtype {}; expected F32, F16 or BF16", t->file, name, dtype_name(t->dtype));
   }
   if (t->shape != shape) {

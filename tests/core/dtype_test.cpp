@@ -54,6 +54,10 @@ TEST(DType, NamesParse) {
     EXPECT_EQ(parse_dtype(dtype_name(t)), t);
   }
   EXPECT_FALSE(parse_dtype("F33").has_value());
+  EXPECT_EQ(dtype_lower_name(DType::kBF16), "bf16");
+  EXPECT_EQ(dtype_lower_name(DType::kF8E4M3), "f8_e4m3");
+  EXPECT_TRUE(is_float_dtype(DType::kF16));
+  EXPECT_FALSE(is_float_dtype(DType::kU32));
   EXPECT_EQ(dtype_size(DType::kBF16), 2u);
 }
 
