@@ -77,8 +77,6 @@ struct CheckpointLayout {
 struct Checkpoint {
   std::filesystem::path path;
   Qwen35ForwardConfig config;
-  // Equal to layout.tensor_prefix; kept for callers that load Hugging Face layouts only.
-  std::string tensor_prefix;
   CheckpointLayout layout;
   std::unique_ptr<TensorSource> tensors;
 };

@@ -164,7 +164,6 @@ Checkpoint open_hf_checkpoint(const fs::path& dir) {
   checkpoint.tensors = std::make_unique<HfTensorSource>(dir, std::move(files));
   checkpoint.layout = detect_layout(*checkpoint.tensors);
   checkpoint.layout.quantization = parse_quantization_config(config_text, config_path.string());
-  checkpoint.tensor_prefix = checkpoint.layout.tensor_prefix;
   // Spec section 1: a checkpoint without lm_head.weight is tied whatever the config says.
   if (checkpoint.tensors->find(checkpoint.layout.lm_head) == nullptr) checkpoint.config.tie_word_embeddings = true;
   return checkpoint;

@@ -157,7 +157,7 @@ TEST_F(VulkanTest, ReplayedDecodeEqualsDirectLaunchesAndTheGolden) {
   Checkpoint checkpoint = open_hf_checkpoint(dir);
   const Qwen35ForwardConfig config = checkpoint.config;
   std::shared_ptr<const TensorSource> tensors = std::move(checkpoint.tensors);
-  std::unique_ptr<Model> model = Model::load(*gpu_, config, tensors, checkpoint.tensor_prefix);
+  std::unique_ptr<Model> model = Model::load(*gpu_, config, tensors, checkpoint.layout);
   std::vector<int32_t> tokens;
   {
     std::ifstream in(dir / "tokens.txt");

@@ -16,7 +16,7 @@ void GenerationTest::SetUpTestSuite() {
   make_chat_checkpoint(shared_dir() / "golden" / "tiny", dir_->path());
   gpu_ = create_backend("cpu", BackendOptions{.threads = 2});
   Checkpoint checkpoint = open_hf_checkpoint(dir_->path());
-  model_ = Model::load(*gpu_, checkpoint.config, std::move(checkpoint.tensors), checkpoint.tensor_prefix);
+  model_ = Model::load(*gpu_, checkpoint.config, std::move(checkpoint.tensors), checkpoint.layout);
   tokenizer_ = std::make_unique<Tokenizer>(dir_->path() / "tokenizer.json");
 }
 

@@ -15,7 +15,7 @@ TEST(LoadProgress, CountsEveryTensorOnce) {
   for (const std::string& name : checkpoint.tensors->names()) tensor_bytes += checkpoint.tensors->find(name)->bytes;
   auto gpu = create_backend("cpu", BackendOptions{.threads = 2});
   std::vector<std::pair<size_t, size_t>> calls;
-  auto model = Model::load(*gpu, checkpoint.config, std::move(checkpoint.tensors), checkpoint.tensor_prefix,
+  auto model = Model::load(*gpu, checkpoint.config, std::move(checkpoint.tensors), checkpoint.layout,
                            [&](size_t done, size_t total) { calls.emplace_back(done, total); });
   ASSERT_GT(calls.size(), 10u);
   for (size_t i = 0; i < calls.size(); ++i) {
@@ -32,7 +32,7 @@ TEST(LoadProgress, CountsEveryTensorOnce) {
 TEST(LoadProgress, IsOptional) {
   Checkpoint checkpoint = open_hf_checkpoint(shared_dir() / "golden" / "tiny");
   auto gpu = create_backend("cpu", BackendOptions{.threads = 2});
-  EXPECT_NO_THROW(Model::load(*gpu, checkpoint.config, std::move(checkpoint.tensors), checkpoint.tensor_prefix));
+  EXPECT_NO_THROW(Model::load(*gpu, checkpoint.config, std::move(checkpoint.tensors), checkpoint.layout));
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ fs::path golden(std::string_view name) { return testing::shared_dir() / "golden"
 TEST(HfCheckpoint, GoldenTiny) {
   const Checkpoint ckpt = open_hf_checkpoint(golden("tiny"));
   EXPECT_EQ(ckpt.path, golden("tiny"));
-  EXPECT_EQ(ckpt.tensor_prefix, "model.language_model.");
+  EXPECT_EQ(ckpt.layout.tensor_prefix, "model.language_model.");
   EXPECT_EQ(ckpt.config.hidden, 256u);
   EXPECT_EQ(ckpt.config.num_layers, 4u);
   EXPECT_EQ(ckpt.config.layer_types[3], LayerType::kFullAttention);
@@ -52,7 +52,7 @@ TEST(HfCheckpoint, GoldenTiny) {
 
 TEST(HfCheckpoint, GoldenTiedFlatSharded) {
   const Checkpoint ckpt = open_hf_checkpoint(golden("tied-flat-sharded"));
-  EXPECT_EQ(ckpt.tensor_prefix, "model.");
+  EXPECT_EQ(ckpt.layout.tensor_prefix, "model.");
   EXPECT_TRUE(ckpt.config.tie_word_embeddings);
   EXPECT_EQ(ckpt.config.num_layers, 8u);
   EXPECT_EQ(ckpt.config.num_full_attention_layers(), 2u);
@@ -102,7 +102,7 @@ class HfCheckpointDir : public ::testing::Test {
 TEST_F(HfCheckpointDir, SingleFileWithLmHeadStaysUntied) {
   write_tensors(dir() / "model.safetensors", {"model.embed_tokens.weight", "lm_head.weight"});
   const Checkpoint ckpt = open_hf_checkpoint(dir());
-  EXPECT_EQ(ckpt.tensor_prefix, "model.");
+  EXPECT_EQ(ckpt.layout.tensor_prefix, "model.");
   EXPECT_FALSE(ckpt.config.tie_word_embeddings);
   EXPECT_EQ(ckpt.tensors->names(), (std::vector<std::string>{"lm_head.weight", "model.embed_tokens.weight"}));
 }
@@ -116,7 +116,7 @@ TEST_F(HfCheckpointDir, UnindexedFilesAreAllOpened) {
   write_tensors(dir() / "b.safetensors", {"model.language_model.norm.weight", "mtp.fc.weight"});
   write_tensors(dir() / "a.safetensors", {"model.visual.patch_embed.weight"});
   const Checkpoint ckpt = open_hf_checkpoint(dir());
-  EXPECT_EQ(ckpt.tensor_prefix, "model.language_model.");
+  EXPECT_EQ(ckpt.layout.tensor_prefix, "model.language_model.");
   EXPECT_EQ(ckpt.tensors->names().size(), 3u);
   EXPECT_NE(ckpt.tensors->find("mtp.fc.weight"), nullptr);
 }

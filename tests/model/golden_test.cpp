@@ -48,7 +48,7 @@ TEST_P(Golden, LogitsMatch) {
     GTEST_SKIP() << e.what();  // compiled in, but no device here: skipped, never passed
   }
   std::shared_ptr<const TensorSource> tensors = std::move(checkpoint.tensors);
-  std::unique_ptr<Model> model = Model::load(*gpu, config, tensors, checkpoint.tensor_prefix);
+  std::unique_ptr<Model> model = Model::load(*gpu, config, tensors, checkpoint.layout);
 
   const std::vector<int32_t> tokens = read_tokens(dir / "tokens.txt");
   const std::vector<float> golden_logits = read_f32_file(dir / "logits.f32");
