@@ -18,14 +18,14 @@ void ModelOptions::add_to(CLI::App& command, const std::string& seed_help) {
   command.add_option("--backend", backend, "compute backend: " + available_backends())->capture_default_str();
   command.add_option("-t,--threads", threads, "CPU threads (0 = all cores)")->capture_default_str();
   command.add_option("--device", device, "GPU index for GPU backends")->capture_default_str();
-  command.add_option("--kv-dtype", kv_dtype, "KV cache dtype: f32 or bf16")->capture_default_str();
+  command.add_option("--kv-dtype", kv_dtype, "KV cache dtype: " + kv_dtype_names())->capture_default_str();
   command.add_option("-c,--ctx", context, "context length (KV cache capacity in tokens)")->capture_default_str();
   command.add_option("--seed", seed, seed_help)->capture_default_str();
 }
 
 KvDtype ModelOptions::parsed_kv_dtype() const {
   std::optional<KvDtype> dtype = parse_kv_dtype(kv_dtype);
-  if (!dtype) fail("unknown --kv-dtype '{}' (expected f32 or bf16)", kv_dtype);
+  if (!dtype) fail("unknown --kv-dtype '{}' (expected one of {})", kv_dtype, kv_dtype_names());
   return *dtype;
 }
 

@@ -41,4 +41,9 @@ inline uint16_t f32_to_bf16(float value) {
 float f16_to_f32(uint16_t bits);
 uint16_t f32_to_f16(float value);
 
+// FP8 E4M3 (the OCP "fn" variant: no infinities, 0x7f/0xff are NaN, largest
+// finite 448). Rounds to nearest even and saturates to +-448; NaN maps to NaN.
+float fp8_e4m3_to_f32(uint8_t bits);
+uint8_t f32_to_fp8_e4m3(float value);
+
 }  // namespace qwen35

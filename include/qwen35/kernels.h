@@ -13,11 +13,17 @@
 
 namespace qwen35 {
 
-// How K and V are stored in the cache.
-enum class KvDtype : uint8_t { kF32, kBF16 };
+// How K and V are stored in the cache. One cached position is a row of kv_dim
+// values; fp8 rows hold kv_dim FP8 E4M3 codes followed by one BF16 scale per
+// kKvFp8Block values (value = code * scale; the scale is the smallest power of
+// two that fits the block's max |x| under 448), so a block never straddles two heads.
+enum class KvDtype : uint8_t { kF32, kBF16, kF16, kFP8 };
+constexpr uint32_t kKvFp8Block = 16;
 std::string_view kv_dtype_name(KvDtype dtype);
 std::optional<KvDtype> parse_kv_dtype(std::string_view name);
-size_t kv_dtype_size(KvDtype dtype);
+std::string kv_dtype_names();  // "f32, bf16, ..." for messages
+// Bytes of one cached position of kv_dim values (K or V).
+size_t kv_row_bytes(KvDtype dtype, uint32_t kv_dim);
 
 // Per-token values, read by kernels from device memory so that a recorded
 // command stream (CUDA graph, Vulkan command buffer) can be replayed unchanged.
@@ -61,7 +67,7 @@ struct HeadNormRopeArgs {
 struct KvAppendArgs {
   static constexpr std::string_view kTypeName = "KvAppendArgs";
   DevicePtr k, v;              // [kv_dim] f32
-  DevicePtr k_cache, v_cache;  // [capacity, kv_dim]
+  DevicePtr k_cache, v_cache;  // [capacity] rows of kv_row_bytes(dtype, kv_dim)
   DevicePtr step;
   uint32_t kv_dim;
 };
@@ -71,7 +77,7 @@ struct KvAppendArgs {
 struct AttentionDecodeArgs {
   static constexpr std::string_view kTypeName = "AttentionDecodeArgs";
   DevicePtr q;                 // [n_heads_q, head_dim]
-  DevicePtr k_cache, v_cache;  // [capacity, n_heads_kv, head_dim]
+  DevicePtr k_cache, v_cache;  // [capacity] rows of [n_heads_kv, head_dim] (see KvDtype)
   DevicePtr step;
   DevicePtr out;               // [n_heads_q, head_dim]
   uint32_t n_heads_q, n_heads_kv, head_dim;

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cmath>
+#include <limits>
 
 namespace qwen35 {
 namespace {
@@ -71,6 +72,41 @@ uint16_t f32_to_f16(float value) {
   // Normal: rebias the exponent and round the mantissa to 10 bits, ties to even.
   uint32_t rounded = abs_bits + 0xfffu + ((abs_bits >> 13) & 1u);
   return sign | static_cast<uint16_t>((rounded - (112u << 23)) >> 13);
+}
+
+float fp8_e4m3_to_f32(uint8_t bits) {
+  const uint32_t exponent = (bits >> 3) & 0xfu;
+  const uint32_t mantissa = bits & 0x7u;
+  float magnitude;
+  if (exponent == 0xf && mantissa == 0x7) {
+    magnitude = std::numeric_limits<float>::quiet_NaN();
+  } else if (exponent == 0) {  // zero or subnormal: mantissa * 2^-9
+    magnitude = std::ldexp(static_cast<float>(mantissa), -9);
+  } else {
+    magnitude = std::ldexp(static_cast<float>(8 + mantissa), static_cast<int>(exponent) - 10);
+  }
+  return (bits & 0x80u) ? -magnitude : magnitude;
+}
+
+uint8_t f32_to_fp8_e4m3(float value) {
+  const uint8_t sign = static_cast<uint8_t>((std::bit_cast<uint32_t>(value) >> 24) & 0x80u);
+  const float magnitude = std::fabs(value);
+  if (std::isnan(value)) return sign | 0x7fu;
+  if (magnitude >= 448.0f) return sign | 0x7eu;
+  if (magnitude < 0.015625f) {  // below 2^-6: subnormal steps of 2^-9 (8 rounds up to the smallest normal)
+    return sign | static_cast<uint8_t>(std::nearbyint(std::ldexp(magnitude, 9)));
+  }
+  int exponent = 0;
+  const float fraction = std::frexp(magnitude, &exponent);  // magnitude = fraction * 2^exponent, fraction in [0.5, 1)
+  // 16 * fraction in [8, 16): the implicit bit plus three mantissa bits, ties to even.
+  auto steps = static_cast<uint32_t>(std::nearbyint(std::ldexp(fraction, 4)));
+  int biased = exponent - 1 + 7;
+  if (steps == 16) {
+    steps = 8;
+    ++biased;
+  }
+  if (biased > 15 || (biased == 15 && steps - 8 == 7)) return sign | 0x7eu;  // rounded past 448
+  return sign | static_cast<uint8_t>((biased << 3) | (steps - 8));
 }
 
 }  // namespace qwen35

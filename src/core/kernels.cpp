@@ -2,6 +2,9 @@
 #include "qwen35/kernels.h"
 
 #include <array>
+#include <string>
+
+#include "qwen35/error.h"
 
 namespace qwen35 {
 namespace {
@@ -9,10 +12,20 @@ namespace {
 struct KvDtypeInfo {
   KvDtype dtype;
   std::string_view name;
-  size_t size;
+  size_t element_bytes;
+  size_t scale_bytes_per_block;  // 0: no scales
 };
 
-constexpr std::array kKvDtypes = {KvDtypeInfo{KvDtype::kF32, "f32", 4}, KvDtypeInfo{KvDtype::kBF16, "bf16", 2}};
+constexpr std::array kKvDtypes = {
+    KvDtypeInfo{KvDtype::kF32, "f32", 4, 0}, KvDtypeInfo{KvDtype::kBF16, "bf16", 2, 0},
+    KvDtypeInfo{KvDtype::kF16, "f16", 2, 0}, KvDtypeInfo{KvDtype::kFP8, "fp8", 1, 2}};
+
+const KvDtypeInfo& info_of(KvDtype dtype) {
+  for (const auto& info : kKvDtypes) {
+    if (info.dtype == dtype) return info;
+  }
+  fail("unknown KV dtype {}", static_cast<int>(dtype));
+}
 
 }  // namespace
 
@@ -30,11 +43,15 @@ std::optional<KvDtype> parse_kv_dtype(std::string_view name) {
   return std::nullopt;
 }
 
-size_t kv_dtype_size(KvDtype dtype) {
-  for (const auto& info : kKvDtypes) {
-    if (info.dtype == dtype) return info.size;
-  }
-  return 0;
+std::string kv_dtype_names() {
+  std::string names;
+  for (const auto& info : kKvDtypes) names += (names.empty() ? "" : ", ") + std::string(info.name);
+  return names;
+}
+
+size_t kv_row_bytes(KvDtype dtype, uint32_t kv_dim) {
+  const KvDtypeInfo& info = info_of(dtype);
+  return size_t{kv_dim} * info.element_bytes + size_t{kv_dim} / kKvFp8Block * info.scale_bytes_per_block;
 }
 
 Qwen35Kernels Qwen35Kernels::resolve(GpuBackend& gpu, KvDtype kv_dtype) {

@@ -79,8 +79,12 @@ void LinearAttentionState::reset(GpuBackend& gpu, Stream stream) {
 LayerKvCache LayerKvCache::allocate(GpuBackend& gpu, const Qwen35ForwardConfig& cfg, uint32_t capacity,
                                     KvDtype dtype) {
   if (capacity == 0) fail("KV cache capacity must be at least 1 token");
+  if (dtype == KvDtype::kFP8 && cfg.head_dim % kKvFp8Block != 0) {
+    fail("KV dtype fp8 needs head_dim divisible by {} (one scale per {} values), got head_dim {}", kKvFp8Block,
+         kKvFp8Block, cfg.head_dim);
+  }
   LayerKvCache kv;
-  const size_t bytes = size_t{capacity} * cfg.kv_dim() * kv_dtype_size(dtype);
+  const size_t bytes = size_t{capacity} * kv_row_bytes(dtype, cfg.kv_dim());
   kv.k = DeviceBuffer(gpu, bytes);
   kv.v = DeviceBuffer(gpu, bytes);
   kv.capacity = capacity;

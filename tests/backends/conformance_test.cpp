@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <random>
 
 #include "backends/kernel_harness.h"
 #include "qwen35/dense_weights.h"
@@ -103,15 +105,54 @@ TEST_P(Conformance, HeadNormRope) {
   }
 }
 
+const std::vector<KvDtype> kKvDtypes = {KvDtype::kF32, KvDtype::kBF16, KvDtype::kF16, KvDtype::kFP8};
+
+// `rows` cached positions of kv_dim random values, in the row format of `dtype`.
+// FP8 rows get random codes (every non-NaN pattern) and power-of-two scales.
+std::vector<uint8_t> random_kv_rows(KvDtype dtype, uint32_t rows, uint32_t kv_dim, uint32_t seed) {
+  const size_t row_bytes = kv_row_bytes(dtype, kv_dim);
+  std::vector<uint8_t> bytes(rows * row_bytes);
+  const std::vector<float> values = random_floats(size_t{rows} * kv_dim, seed, -2, 2);
+  std::mt19937 rng(seed);
+  for (uint32_t r = 0; r < rows; ++r) {
+    uint8_t* row = bytes.data() + r * row_bytes;
+    for (uint32_t i = 0; i < kv_dim; ++i) {
+      const float x = values[size_t{r} * kv_dim + i];
+      uint16_t half = 0;
+      switch (dtype) {
+        case KvDtype::kF32: std::memcpy(row + 4 * i, &x, 4); break;
+        case KvDtype::kBF16: half = f32_to_bf16(x); std::memcpy(row + 2 * i, &half, 2); break;
+        case KvDtype::kF16: half = f32_to_f16(x); std::memcpy(row + 2 * i, &half, 2); break;
+        case KvDtype::kFP8:
+          row[i] = static_cast<uint8_t>(rng() % 256);
+          if ((row[i] & 0x7f) == 0x7f) row[i] ^= 1;  // not NaN
+          break;
+      }
+    }
+    if (dtype == KvDtype::kFP8) {
+      for (uint32_t b = 0; b < kv_dim / kKvFp8Block; ++b) {
+        const uint16_t scale = f32_to_bf16(std::ldexp(1.0f, -static_cast<int>(rng() % 6) - 6));
+        std::memcpy(row + kv_dim + 2 * b, &scale, 2);
+      }
+    }
+  }
+  return bytes;
+}
+
 TEST_P(Conformance, KvAppendWritesOnlyItsSlot) {
-  for (const char* dtype : {"f32", "bf16"}) {
-    const uint32_t kv_dim = 40, capacity = 5, slot = 3;
-    const size_t element = std::string(dtype) == "f32" ? 4 : 2;
-    SCOPED_TRACE(dtype);
+  for (KvDtype dtype : kKvDtypes) {
+    const uint32_t kv_dim = 48, capacity = 5, slot = 3;  // kv_dim: three fp8 blocks
+    const std::string name(kv_dtype_name(dtype));
+    const size_t row_bytes = kv_row_bytes(dtype, kv_dim);
+    SCOPED_TRACE(name);
     KernelInputs in;
-    in.f32("k", random_floats(kv_dim, seed(1)));
-    in.f32("v", random_floats(kv_dim, seed(2)));
-    const std::vector<uint8_t> cache_init(size_t{capacity} * kv_dim * element, 0x3c);
+    // Spread over several binades, with one all-zero fp8 block in v.
+    std::vector<float> k = random_floats(kv_dim, seed(1), -3, 3), v = random_floats(kv_dim, seed(2));
+    for (uint32_t i = 0; i < kv_dim; ++i) k[i] *= std::ldexp(1.0f, static_cast<int>(i % 7) * 3 - 9);
+    std::fill(v.begin() + 16, v.begin() + 32, 0.0f);
+    in.f32("k", k);
+    in.f32("v", v);
+    const std::vector<uint8_t> cache_init(size_t{capacity} * row_bytes, 0x3c);
     in.raw("k_cache", cache_init.data(), cache_init.size());
     in.raw("v_cache", cache_init.data(), cache_init.size());
     const DecodeStepParams step = step_at(slot);
@@ -119,7 +160,7 @@ TEST_P(Conformance, KvAppendWritesOnlyItsSlot) {
     DeviceArrays actual(*gpu_, in), expected(*reference_, in);
     for (auto [backend, arrays] : {std::pair<GpuBackend*, DeviceArrays*>{gpu_.get(), &actual},
                                    std::pair<GpuBackend*, DeviceArrays*>{reference_.get(), &expected}}) {
-      const auto kernel = resolve_kernel<KvAppendArgs>(*backend, std::string("kv_append_") + dtype);
+      const auto kernel = resolve_kernel<KvAppendArgs>(*backend, "kv_append_" + name);
       DeviceArrays& d = *arrays;
       launch(*backend, kernel,
              KvAppendArgs{.k = d["k"], .v = d["v"], .k_cache = d["k_cache"], .v_cache = d["v_cache"],
@@ -130,7 +171,7 @@ TEST_P(Conformance, KvAppendWritesOnlyItsSlot) {
       const std::vector<uint8_t> got = actual.bytes(cache);
       EXPECT_EQ(got, expected.bytes(cache)) << cache;
       for (size_t i = 0; i < got.size(); ++i) {
-        const bool in_slot = i / (kv_dim * element) == slot;
+        const bool in_slot = i / row_bytes == slot;
         if (!in_slot) {
           ASSERT_EQ(got[i], 0x3c) << cache << " byte " << i << " outside slot " << slot << " changed";
         }
@@ -141,28 +182,23 @@ TEST_P(Conformance, KvAppendWritesOnlyItsSlot) {
 }
 
 TEST_P(Conformance, AttentionDecode) {
-  for (const char* dtype : {"f32", "bf16"}) {
+  for (KvDtype dtype : kKvDtypes) {
     for (uint32_t ratio : {1u, 2u, 4u}) {
       for (uint32_t seq_len : {1u, 2u, 7u, 33u, 300u}) {
         const uint32_t n_kv = 2, n_q = n_kv * ratio, head_dim = 64, capacity = seq_len + 3;
-        SCOPED_TRACE(::testing::Message() << dtype << " ratio=" << ratio << " seq_len=" << seq_len);
+        const std::string name(kv_dtype_name(dtype));
+        SCOPED_TRACE(::testing::Message() << name << " ratio=" << ratio << " seq_len=" << seq_len);
         KernelInputs in;
         in.f32("q", random_floats(size_t{n_q} * head_dim, seed(seq_len + ratio), -2, 2));
-        const size_t cache_count = size_t{capacity} * n_kv * head_dim;
-        const auto k = random_floats(cache_count, seed(seq_len) + 1, -2, 2);
-        const auto v = random_floats(cache_count, seed(seq_len) + 2);
-        if (std::string(dtype) == "f32") {
-          in.f32("k_cache", k);
-          in.f32("v_cache", v);
-        } else {
-          in.bf16("k_cache", k);
-          in.bf16("v_cache", v);
-        }
+        const auto k = random_kv_rows(dtype, capacity, n_kv * head_dim, seed(seq_len) + 1);
+        const auto v = random_kv_rows(dtype, capacity, n_kv * head_dim, seed(seq_len) + 2);
+        in.raw("k_cache", k.data(), k.size());
+        in.raw("v_cache", v.data(), v.size());
         const DecodeStepParams step = step_at(seq_len - 1);
         in.raw("step", &step, sizeof(step));
         in.output("out", size_t{n_q} * head_dim);
         compare_with_reference<AttentionDecodeArgs>(
-            *gpu_, *reference_, std::string("attention_decode_") + dtype, in,
+            *gpu_, *reference_, "attention_decode_" + name, in,
             [&](const DeviceArrays& d) {
               return AttentionDecodeArgs{.q = d["q"], .k_cache = d["k_cache"], .v_cache = d["v_cache"],
                                          .step = d["step"], .out = d["out"], .n_heads_q = n_q, .n_heads_kv = n_kv,

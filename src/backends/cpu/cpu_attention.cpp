@@ -3,13 +3,16 @@
 // per thread); a task handles all query heads sharing that KV head, so every
 // K and V row is read once, and runs a blockwise online softmax (running max,
 // sum, weighted V); the chunks are merged at the end. Scratch grows with the
-// thread count, never with the context length.
+// thread count, never with the context length. FP8 caches are dequantised a
+// block of positions at a time into per-thread float tiles, so the same SIMD
+// kernels score and accumulate every cache dtype.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_math.h"
+#include "host/kv_rows.h"
 #include "qwen35/kernels.h"
 
 namespace qwen35 {
@@ -18,16 +21,31 @@ namespace {
 // Positions per chunk below which splitting a head further does not pay.
 constexpr uint32_t kMinChunk = 256;
 
+// One KV head's rows for a block of positions, as the SIMD kernels take them:
+// straight from the cache, or (fp8) dequantised into a per-thread float tile.
+struct KvRows {
+  const uint8_t* first;
+  size_t stride_bytes, stride_elements;
+  simd::WeightType type;
+  const void* row(uint32_t b) const { return first + b * stride_bytes; }
+};
+
 template <typename E>
-void kv_append(const KvAppendArgs& a) {
-  const auto& step = *host_ptr<const DecodeStepParams>(a.step);
-  auto* k_cache = host_ptr<typename E::Storage>(a.k_cache) + size_t{step.cache_pos} * a.kv_dim;
-  auto* v_cache = host_ptr<typename E::Storage>(a.v_cache) + size_t{step.cache_pos} * a.kv_dim;
-  const float* k = host_ptr<const float>(a.k);
-  const float* v = host_ptr<const float>(a.v);
-  for (uint32_t i = 0; i < a.kv_dim; ++i) {
-    k_cache[i] = E::store(k[i]);
-    v_cache[i] = E::store(v[i]);
+KvRows kv_rows(DevicePtr cache, uint32_t kv_dim, uint32_t offset, uint32_t head_dim, uint32_t t0, uint32_t n,
+               std::vector<float>& tile) {
+  if constexpr (is_fp8_kv<E>) {
+    tile.resize(size_t{n} * head_dim);
+    const size_t row_bytes = kv_row_bytes(KvDtype::kFP8, kv_dim);
+    const auto* base = host_ptr<const uint8_t>(cache);
+    for (uint32_t b = 0; b < n; ++b) {
+      dequantize_fp8_kv(base + (t0 + b) * row_bytes, kv_dim, offset, head_dim, tile.data() + size_t{b} * head_dim);
+    }
+    return {reinterpret_cast<const uint8_t*>(tile.data()), head_dim * sizeof(float), head_dim,
+            simd::WeightType::kF32};
+  } else {
+    using S = typename E::Storage;
+    const auto* rows = host_ptr<const S>(cache) + size_t{t0} * kv_dim + offset;
+    return {reinterpret_cast<const uint8_t*>(rows), kv_dim * sizeof(S), kv_dim, cpu::weight_type<E>()};
   }
 }
 
@@ -39,12 +57,9 @@ constexpr uint32_t kBlock = 32;
 // the unnormalised output (head_dim floats), then the running max and sum.
 template <typename E>
 void attend_chunk(const AttentionDecodeArgs& a, uint32_t g, uint32_t t_begin, uint32_t t_end, float* slot) {
-  constexpr simd::WeightType type = cpu::weight_type<E>();
   const uint32_t group = a.n_heads_q / a.n_heads_kv, hd = a.head_dim;
-  const auto* k_cache = host_ptr<const typename E::Storage>(a.k_cache);
-  const auto* v_cache = host_ptr<const typename E::Storage>(a.v_cache);
-  const size_t kv_dim = size_t{a.n_heads_kv} * hd;
-  const size_t kv_offset = size_t{g} * hd;
+  const uint32_t kv_dim = a.n_heads_kv * hd;
+  const uint32_t kv_offset = g * hd;
   const float* q = host_ptr<const float>(a.q) + size_t{g} * group * hd;
   const size_t stride = hd + 2;  // per head: acc[hd], max, sum
   for (uint32_t j = 0; j < group; ++j) {
@@ -54,12 +69,14 @@ void attend_chunk(const AttentionDecodeArgs& a, uint32_t g, uint32_t t_begin, ui
   }
   thread_local std::vector<float> scores;  // [group, kBlock]: one contiguous row per query head
   thread_local std::vector<float> dots;    // [group]
+  thread_local std::vector<float> k_tile, v_tile;  // fp8 only: [kBlock, hd]
   scores.resize(size_t{kBlock} * group);
   dots.resize(group);
   for (uint32_t t0 = t_begin; t0 < t_end; t0 += kBlock) {
     const uint32_t n = std::min(kBlock, t_end - t0);
+    const KvRows keys = kv_rows<E>(a.k_cache, kv_dim, kv_offset, hd, t0, n, k_tile);
     for (uint32_t b = 0; b < n; ++b) {
-      simd::dot_many(type, k_cache + (t0 + b) * kv_dim + kv_offset, q, hd, group, dots.data(), hd);
+      simd::dot_many(keys.type, keys.row(b), q, hd, group, dots.data(), hd);
       for (uint32_t j = 0; j < group; ++j) scores[size_t{j} * kBlock + b] = dots[j] * a.scale;
     }
     for (uint32_t j = 0; j < group; ++j) {
@@ -76,7 +93,8 @@ void attend_chunk(const AttentionDecodeArgs& a, uint32_t g, uint32_t t_begin, ui
       }
       sum += simd::exp_shifted(s, n, max);
     }
-    simd::axpy_block(type, v_cache + t0 * kv_dim + kv_offset, kv_dim, n, scores.data(), kBlock, group, slot, stride,
+    const KvRows values = kv_rows<E>(a.v_cache, kv_dim, kv_offset, hd, t0, n, v_tile);
+    simd::axpy_block(values.type, values.first, values.stride_elements, n, scores.data(), kBlock, group, slot, stride,
                      hd);
   }
 }
@@ -128,7 +146,7 @@ void attention_decode(CpuBackend& cpu, const AttentionDecodeArgs& a) {
 template <typename E>
 void register_for(CpuBackend& cpu) {
   const std::string s(E::kSuffix);
-  cpu.register_kernel<KvAppendArgs>("kv_append_" + s, kv_append<E>);
+  cpu.register_kernel<KvAppendArgs>("kv_append_" + s, append_kv_rows<E>);
   cpu.register_kernel<AttentionDecodeArgs>("attention_decode_" + s,
                                            [&cpu](const AttentionDecodeArgs& a) { attention_decode<E>(cpu, a); });
 }
@@ -138,6 +156,8 @@ void register_for(CpuBackend& cpu) {
 void register_cpu_attention_kernels(CpuBackend& cpu) {
   register_for<F32Element>(cpu);
   register_for<BF16Element>(cpu);
+  register_for<F16Element>(cpu);
+  register_for<Fp8KvElement>(cpu);
 }
 
 }  // namespace qwen35

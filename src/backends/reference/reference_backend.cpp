@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "host/element_types.h"
+#include "host/kv_rows.h"
 #include "qwen35/dense_weights.h"
 #include "qwen35/kernels.h"
 #include "qwen35/mlx_affine.h"
@@ -60,14 +61,15 @@ void head_norm_rope(const HeadNormRopeArgs& a) {
   }
 }
 
+// Row t of a cache as float32: one KV head's head_dim values.
 template <typename E>
-void kv_append(const KvAppendArgs& a) {
-  const auto& step = *host_ptr<const DecodeStepParams>(a.step);
-  auto* k_cache = host_ptr<typename E::Storage>(a.k_cache) + size_t{step.cache_pos} * a.kv_dim;
-  auto* v_cache = host_ptr<typename E::Storage>(a.v_cache) + size_t{step.cache_pos} * a.kv_dim;
-  for (uint32_t i = 0; i < a.kv_dim; ++i) {
-    k_cache[i] = E::store(host_ptr<const float>(a.k)[i]);
-    v_cache[i] = E::store(host_ptr<const float>(a.v)[i]);
+void load_kv_head(DevicePtr cache, uint32_t kv_dim, uint32_t t, uint32_t first, uint32_t n, float* out) {
+  if constexpr (is_fp8_kv<E>) {
+    const size_t row_bytes = kv_row_bytes(KvDtype::kFP8, kv_dim);
+    dequantize_fp8_kv(host_ptr<const uint8_t>(cache) + t * row_bytes, kv_dim, first, n, out);
+  } else {
+    const auto* row = host_ptr<const typename E::Storage>(cache) + size_t{t} * kv_dim + first;
+    for (uint32_t i = 0; i < n; ++i) out[i] = E::load(row[i]);
   }
 }
 
@@ -75,29 +77,30 @@ void kv_append(const KvAppendArgs& a) {
 template <typename E>
 void attention_decode(const AttentionDecodeArgs& a) {
   const auto& step = *host_ptr<const DecodeStepParams>(a.step);
-  const auto* k_cache = host_ptr<const typename E::Storage>(a.k_cache);
-  const auto* v_cache = host_ptr<const typename E::Storage>(a.v_cache);
-  const size_t kv_dim = size_t{a.n_heads_kv} * a.head_dim;
+  const uint32_t kv_dim = a.n_heads_kv * a.head_dim;
   const uint32_t group = a.n_heads_q / a.n_heads_kv;
   std::vector<double> scores(step.seq_len);
+  std::vector<float> row(a.head_dim);
   for (uint32_t h = 0; h < a.n_heads_q; ++h) {
     const float* q = host_ptr<const float>(a.q) + size_t{h} * a.head_dim;
-    const size_t kv_offset = size_t{h / group} * a.head_dim;
+    const uint32_t kv_offset = (h / group) * a.head_dim;
     double max_score = -INFINITY;
     for (uint32_t t = 0; t < step.seq_len; ++t) {
+      load_kv_head<E>(a.k_cache, kv_dim, t, kv_offset, a.head_dim, row.data());
       double dot = 0;
-      for (uint32_t i = 0; i < a.head_dim; ++i) dot += double{q[i]} * E::load(k_cache[t * kv_dim + kv_offset + i]);
+      for (uint32_t i = 0; i < a.head_dim; ++i) dot += double{q[i]} * row[i];
       scores[t] = dot * a.scale;
       max_score = std::max(max_score, scores[t]);
     }
     double total = 0;
     for (uint32_t t = 0; t < step.seq_len; ++t) total += scores[t] = std::exp(scores[t] - max_score);
-    float* out = host_ptr<float>(a.out) + size_t{h} * a.head_dim;
-    for (uint32_t i = 0; i < a.head_dim; ++i) {
-      double acc = 0;
-      for (uint32_t t = 0; t < step.seq_len; ++t) acc += scores[t] * E::load(v_cache[t * kv_dim + kv_offset + i]);
-      out[i] = static_cast<float>(acc / total);
+    std::vector<double> acc(a.head_dim, 0.0);
+    for (uint32_t t = 0; t < step.seq_len; ++t) {
+      load_kv_head<E>(a.v_cache, kv_dim, t, kv_offset, a.head_dim, row.data());
+      for (uint32_t i = 0; i < a.head_dim; ++i) acc[i] += scores[t] * row[i];
     }
+    float* out = host_ptr<float>(a.out) + size_t{h} * a.head_dim;
+    for (uint32_t i = 0; i < a.head_dim; ++i) out[i] = static_cast<float>(acc[i] / total);
   }
 }
 
@@ -245,10 +248,14 @@ ReferenceBackend::ReferenceBackend() {
   register_kernel<RmsNormArgs>("rms_norm", rms_norm);
   register_kernel<AddRmsNormArgs>("add_rms_norm", add_rms_norm);
   register_kernel<HeadNormRopeArgs>("head_norm_rope", head_norm_rope);
-  register_kernel<KvAppendArgs>("kv_append_f32", kv_append<F32Element>);
-  register_kernel<KvAppendArgs>("kv_append_bf16", kv_append<BF16Element>);
+  register_kernel<KvAppendArgs>("kv_append_f32", append_kv_rows<F32Element>);
+  register_kernel<KvAppendArgs>("kv_append_bf16", append_kv_rows<BF16Element>);
   register_kernel<AttentionDecodeArgs>("attention_decode_f32", attention_decode<F32Element>);
   register_kernel<AttentionDecodeArgs>("attention_decode_bf16", attention_decode<BF16Element>);
+  register_kernel<KvAppendArgs>("kv_append_f16", append_kv_rows<F16Element>);
+  register_kernel<AttentionDecodeArgs>("attention_decode_f16", attention_decode<F16Element>);
+  register_kernel<KvAppendArgs>("kv_append_fp8", append_kv_rows<Fp8KvElement>);
+  register_kernel<AttentionDecodeArgs>("attention_decode_fp8", attention_decode<Fp8KvElement>);
   register_kernel<SigmoidGateArgs>("sigmoid_gate", sigmoid_gate);
   register_kernel<ConvSiluL2NormArgs>("conv_silu_l2norm", conv_silu_l2norm);
   register_kernel<GdnGateBetaArgs>("gdn_gate_beta", gdn_gate_beta);

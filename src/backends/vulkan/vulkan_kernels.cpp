@@ -72,7 +72,7 @@ std::vector<KernelSpec> make_specs() {
       kernel<SiluMulArgs>("silu_mul", [](const SiluMulArgs& a, uint32_t) { return groups_for(a.n, 256); }),
       kernel<AddArgs>("add", [](const AddArgs& a, uint32_t) { return groups_for(a.n, 256); }),
   };
-  for (const std::string kv : {"f32", "bf16"}) {
+  for (const std::string kv : {"f32", "bf16", "f16", "fp8"}) {
     specs.push_back(kernel<KvAppendArgs>("kv_append_" + kv,
                                          [](const KvAppendArgs& a, uint32_t) { return groups_for(a.kv_dim, 256); }));
     specs.push_back(kernel<AttentionDecodeArgs>("attention_decode_" + kv, attention_groups));

@@ -1,11 +1,11 @@
 #version 460
-// attention_decode_{f32,bf16} (AttentionDecodeArgs), spec 3.1 step 6: one
+// attention_decode_{f32,bf16,f16,fp8} (AttentionDecodeArgs), spec 3.1 step 6: one
 // workgroup per query head walks the cache in tiles of kWorkgroupSize positions
 // with an online softmax (running max and sum), so the only memory besides the
 // cache is one tile of probabilities in shared memory, whatever seq_len is.
 // Scores: one position per invocation. Values: one output dim per invocation.
 #include "common.glsl"
-#include "elements.glsl"
+#include "kv_rows.glsl"
 
 const uint kWorkgroupSize = 128;
 const uint kMaxDimsPerInvocation = 4;  // head_dim <= 512 (checked at launch)
@@ -25,18 +25,21 @@ layout(push_constant, std430) uniform AttentionDecodeArgs {
 shared float q_head[kWorkgroupSize * kMaxDimsPerInvocation];
 shared float tile_p[kWorkgroupSize];
 
-// q . K[position] for the head's KV slice starting at element `row`.
-float score(uint row, bool vector_path) {
+// q . K[position] for the head's KV slice starting at element kv_offset.
+float score(uint position, uint kv_dim, uint kv_offset, bool vector_path) {
   float dot_qk = 0.0;
+#if !defined(KV_FP8)
   if (vector_path) {
+    const uint row = position * kv_dim + kv_offset;
     for (uint i = 0; i < args.head_dim; i += 8) {
       float k[8];
       load_elem8(args.k_cache, row + i, k);
       for (uint j = 0; j < 8; ++j) dot_qk += q_head[i + j] * k[j];
     }
-  } else {
-    for (uint i = 0; i < args.head_dim; ++i) dot_qk += q_head[i] * load_elem(args.k_cache, row + i);
+    return dot_qk * args.scale;
   }
+#endif
+  for (uint i = 0; i < args.head_dim; ++i) dot_qk += q_head[i] * load_kv(args.k_cache, position, kv_dim, kv_offset + i);
   return dot_qk * args.scale;
 }
 
@@ -56,7 +59,7 @@ void main() {
     float acc[kMaxDimsPerInvocation] = float[](0.0, 0.0, 0.0, 0.0);
     for (uint start = 0; start < seq_len; start += kWorkgroupSize) {
       const uint position = start + t;
-      const float s = position < seq_len ? score(position * kv_dim + kv_offset, vector_path) : -3.0e38;
+      const float s = position < seq_len ? score(position, kv_dim, kv_offset, vector_path) : -3.0e38;
       const float tile_max = workgroup_max(s);
       const float new_max = start == 0 ? tile_max : max(running_max, tile_max);
       const float rescale = start == 0 ? 0.0 : exp(running_max - new_max);
@@ -69,7 +72,7 @@ void main() {
         const uint d = t + j * kWorkgroupSize;
         if (d >= args.head_dim) break;
         float a = acc[j] * rescale;
-        for (uint i = 0; i < count; ++i) a += tile_p[i] * load_elem(args.v_cache, (start + i) * kv_dim + kv_offset + d);
+        for (uint i = 0; i < count; ++i) a += tile_p[i] * load_kv(args.v_cache, start + i, kv_dim, kv_offset + d);
         acc[j] = a;
       }
       barrier();  // tile_p is rewritten by the next tile

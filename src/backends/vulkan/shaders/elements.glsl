@@ -26,6 +26,18 @@ uint f32_to_bf16(float value) {
   return bits >> 16;
 }
 
+// Round to nearest even, overflow to infinity, NaN quiet (dtype.cpp f32_to_f16).
+uint f32_to_f16(float value) {
+  const uint bits = floatBitsToUint(value);
+  const uint sign = (bits >> 16) & 0x8000u;
+  const uint abs_bits = bits & 0x7fffffffu;
+  if (abs_bits > 0x7f800000u) return sign | 0x7e00u;
+  if (abs_bits >= 0x477ff000u) return sign | 0x7c00u;
+  if (abs_bits < 0x38800000u) return sign | uint(roundEven(uintBitsToFloat(abs_bits) * 16777216.0));
+  const uint rounded = abs_bits + 0xfffu + ((abs_bits >> 13) & 1u);
+  return sign | ((rounded - (112u << 23)) >> 13);
+}
+
 #if defined(ELEM_F32)
 const uint kElemBytes = 4;
 float load_elem(uint64_t base, uint i) { return Floats(base).v[i]; }
@@ -53,5 +65,7 @@ void load_elem8(uint64_t base, uint i, out float e[8]) {
 }
 #if defined(ELEM_BF16)
 void store_elem(uint64_t base, uint i, float value) { Halves(base).v[i] = uint16_t(f32_to_bf16(value)); }
+#else
+void store_elem(uint64_t base, uint i, float value) { Halves(base).v[i] = uint16_t(f32_to_f16(value)); }
 #endif
 #endif
