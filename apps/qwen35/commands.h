@@ -9,3 +9,4 @@ void add_tokenize_command(CLI::App& app);
 void add_chat_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
+void add_compare_command(CLI::App& app);

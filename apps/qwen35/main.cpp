@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   add_tokenize_command(app);
   add_bench_command(app);
   add_quantize_command(app);
+  add_compare_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
