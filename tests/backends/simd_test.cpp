@@ -120,8 +120,8 @@ TEST_P(Simd, ElementwisePrimitives) {
 
 TEST_P(Simd, AttentionPrimitivesShareOneRowAcrossQueries) {
   for (simd::WeightType type : kTypes) {
-    for (size_t n : {1u, 15u, 16u, 17u, 64u, 256u}) {
-      for (size_t queries : {1u, 4u, 9u}) {  // 9: more than one pass of the 8-query block
+    for (size_t n : {1u, 15u, 16u, 17u, 33u, 48u, 64u, 256u}) {
+      for (size_t queries : {1u, 2u, 3u, 4u, 5u, 7u, 9u}) {  // every remainder after passes of 4 queries
         SCOPED_TRACE(::testing::Message() << "n " << n << " queries " << queries);
         const size_t rows = 5, row_stride = n + 3, acc_stride = n + 2;
         const Weights r = make_weights(type, rows * row_stride, static_cast<uint32_t>(n));

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "cpu/simd.h"
 #include "qwen35/dtype.h"
@@ -136,55 +137,107 @@ void scale_add_t(const T* x, float keep, float p, float* y, size_t count) {
   for (; i < count; ++i) y[i] = y[i] * keep + p * to_f32(x[i]);
 }
 
-// Up to kMany queries per pass over the row; more are done in further passes
-// (the row is in L1 by then).
-constexpr size_t kMany = 8;
+// Attention's two inner loops work on a few query heads (those sharing a KV
+// head) at once. Each pass takes up to kMany of them and keeps two vectors of
+// columns in flight per query: 2 * kMany independent FMA chains, enough to hide
+// the FMA latency, while every K or V vector is loaded (and widened) once.
+constexpr size_t kMany = 4;
+
+template <size_t M, typename T>
+HWY_INLINE void dot_pass(const T* row, const float* qs, size_t stride, float* out, size_t count) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  VF a[M], b[M];
+  for (size_t j = 0; j < M; ++j) a[j] = b[j] = hn::Zero(df);
+  size_t i = 0;
+  for (; i + 2 * n <= count; i += 2 * n) {
+    const VF r0 = load(df, row + i), r1 = load(df, row + i + n);
+    for (size_t j = 0; j < M; ++j) {
+      a[j] = hn::MulAdd(r0, hn::LoadU(df, qs + j * stride + i), a[j]);
+      b[j] = hn::MulAdd(r1, hn::LoadU(df, qs + j * stride + i + n), b[j]);
+    }
+  }
+  for (; i + n <= count; i += n) {
+    const VF r0 = load(df, row + i);
+    for (size_t j = 0; j < M; ++j) a[j] = hn::MulAdd(r0, hn::LoadU(df, qs + j * stride + i), a[j]);
+  }
+  for (size_t j = 0; j < M; ++j) {
+    float s = sum(df, hn::Add(a[j], b[j]));
+    for (size_t t = i; t < count; ++t) s += to_f32(row[t]) * qs[j * stride + t];
+    out[j] = s;
+  }
+}
+
+template <size_t M, typename T>
+HWY_INLINE void axpy_pass(const T* rows, size_t row_stride, size_t n_rows, const float* weights,
+                          size_t weight_stride, float* accs, size_t stride, size_t count) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  size_t i = 0;
+  for (; i + 2 * n <= count; i += 2 * n) {
+    VF a[M], b[M];
+    for (size_t j = 0; j < M; ++j) {
+      a[j] = hn::LoadU(df, accs + j * stride + i);
+      b[j] = hn::LoadU(df, accs + j * stride + i + n);
+    }
+    for (size_t r = 0; r < n_rows; ++r) {
+      const VF v0 = load(df, rows + r * row_stride + i), v1 = load(df, rows + r * row_stride + i + n);
+      for (size_t j = 0; j < M; ++j) {
+        const VF w = hn::Set(df, weights[j * weight_stride + r]);
+        a[j] = hn::MulAdd(v0, w, a[j]);
+        b[j] = hn::MulAdd(v1, w, b[j]);
+      }
+    }
+    for (size_t j = 0; j < M; ++j) {
+      hn::StoreU(a[j], df, accs + j * stride + i);
+      hn::StoreU(b[j], df, accs + j * stride + i + n);
+    }
+  }
+  for (; i + n <= count; i += n) {
+    VF a[M];
+    for (size_t j = 0; j < M; ++j) a[j] = hn::LoadU(df, accs + j * stride + i);
+    for (size_t r = 0; r < n_rows; ++r) {
+      const VF v0 = load(df, rows + r * row_stride + i);
+      for (size_t j = 0; j < M; ++j) a[j] = hn::MulAdd(v0, hn::Set(df, weights[j * weight_stride + r]), a[j]);
+    }
+    for (size_t j = 0; j < M; ++j) hn::StoreU(a[j], df, accs + j * stride + i);
+  }
+  for (; i < count; ++i) {
+    for (size_t j = 0; j < M; ++j) {
+      float acc = accs[j * stride + i];
+      for (size_t r = 0; r < n_rows; ++r) acc += weights[j * weight_stride + r] * to_f32(rows[r * row_stride + i]);
+      accs[j * stride + i] = acc;
+    }
+  }
+}
+
+// Runs pass<M>(q0) over the queries in groups of kMany, then the 1-3 left over.
+template <typename Pass>
+HWY_INLINE void for_query_groups(size_t n_queries, const Pass& pass) {
+  size_t q0 = 0;
+  for (; q0 + kMany <= n_queries; q0 += kMany) pass(std::integral_constant<size_t, kMany>{}, q0);
+  switch (n_queries - q0) {
+    case 3: pass(std::integral_constant<size_t, 3>{}, q0); break;
+    case 2: pass(std::integral_constant<size_t, 2>{}, q0); break;
+    case 1: pass(std::integral_constant<size_t, 1>{}, q0); break;
+    default: break;
+  }
+}
 
 template <typename T>
 void dot_many_t(const T* row, const float* queries, size_t stride, size_t n_queries, float* out, size_t count) {
-  const DF df;
-  const size_t n = hn::Lanes(df);
-  for (size_t q0 = 0; q0 < n_queries; q0 += kMany) {
-    const size_t m = std::min(kMany, n_queries - q0);
-    const float* qs = queries + q0 * stride;
-    VF acc[kMany];
-    for (size_t j = 0; j < m; ++j) acc[j] = hn::Zero(df);
-    size_t i = 0;
-    for (; i + n <= count; i += n) {
-      const VF r = load(df, row + i);
-      for (size_t j = 0; j < m; ++j) acc[j] = hn::MulAdd(r, hn::LoadU(df, qs + j * stride + i), acc[j]);
-    }
-    for (size_t j = 0; j < m; ++j) {
-      float s = sum(df, acc[j]);
-      for (size_t t = i; t < count; ++t) s += to_f32(row[t]) * qs[j * stride + t];
-      out[q0 + j] = s;
-    }
-  }
+  for_query_groups(n_queries, [&](auto m, size_t q0) {
+    dot_pass<decltype(m)::value>(row, queries + q0 * stride, stride, out + q0, count);
+  });
 }
 
 template <typename T>
 void axpy_block_t(const T* rows, size_t row_stride, size_t n_rows, const float* weights, size_t weight_stride,
                   size_t n_queries, float* accs, size_t stride, size_t count) {
-  const DF df;
-  const size_t n = hn::Lanes(df);
-  size_t i = 0;
-  for (; i + n <= count; i += n) {
-    for (size_t j = 0; j < n_queries; ++j) {
-      float* a = accs + j * stride + i;
-      VF acc = hn::LoadU(df, a);
-      for (size_t b = 0; b < n_rows; ++b) {
-        acc = hn::MulAdd(load(df, rows + b * row_stride + i), hn::Set(df, weights[j * weight_stride + b]), acc);
-      }
-      hn::StoreU(acc, df, a);
-    }
-  }
-  for (; i < count; ++i) {
-    for (size_t j = 0; j < n_queries; ++j) {
-      float acc = accs[j * stride + i];
-      for (size_t b = 0; b < n_rows; ++b) acc += weights[j * weight_stride + b] * to_f32(rows[b * row_stride + i]);
-      accs[j * stride + i] = acc;
-    }
-  }
+  for_query_groups(n_queries, [&](auto m, size_t q0) {
+    axpy_pass<decltype(m)::value>(rows, row_stride, n_rows, weights + q0 * weight_stride, weight_stride,
+                                  accs + q0 * stride, stride, count);
+  });
 }
 
 void DotManyF32(const void* row, const float* q, size_t stride, size_t m, float* out, size_t n) {
