@@ -41,11 +41,17 @@ std::string family(const std::string& kernel) {
   return "elementwise";
 }
 
-qwen35::DType parse_weight_dtype(const std::string& name) {
-  if (name == "bf16") return qwen35::DType::kBF16;
-  if (name == "f16") return qwen35::DType::kF16;
-  if (name == "f32") return qwen35::DType::kF32;
-  qwen35::fail("unknown --dtype '{}' (expected bf16, f16 or f32)", name);
+// --dtype: the preset's weights as made (bf16, f16, f32) or quantized from bf16 in memory (mlx8, mlx4).
+void set_preset_weights(const std::string& name, qwen35::app::ModelOptions& model) {
+  using qwen35::DType;
+  if (name == "bf16" || name == "f16" || name == "f32") {
+    model.weight_dtype = name == "bf16" ? DType::kBF16 : name == "f16" ? DType::kF16 : DType::kF32;
+  } else if (name == "mlx8" || name == "mlx4") {
+    model.weight_dtype = DType::kBF16;
+    model.random_mlx = qwen35::MlxAffineParams{.bits = name == "mlx8" ? 8u : 4u, .group_size = 64};
+  } else {
+    qwen35::fail("unknown --dtype '{}' (expected bf16, f16, f32, mlx8 or mlx4)", name);
+  }
 }
 
 void run_bench(BenchOptions options) {
@@ -54,7 +60,7 @@ void run_bench(BenchOptions options) {
   if (options.model.model_dir.empty() && options.preset != "0.8b") {
     fail("unknown --preset '{}' (available: 0.8b)", options.preset);
   }
-  options.model.weight_dtype = parse_weight_dtype(options.dtype);
+  set_preset_weights(options.dtype, options.model);
   options.model.context = options.context + options.tokens * (options.repeats + 1) + 1;
   app::LoadedModel loaded = app::load_model(options.model);
   GpuBackend& gpu = *loaded.backend;
@@ -152,7 +158,7 @@ void add_bench_command(CLI::App& app) {
   options->model.add_to(*command);
   command->add_option("--preset", options->preset, "random-weight model shape when no --model is given: 0.8b")
       ->capture_default_str();
-  command->add_option("--dtype", options->dtype, "weight dtype of the preset: bf16, f16, f32")->capture_default_str();
+  command->add_option("--dtype", options->dtype, "weights of the preset: bf16, f16, f32, or mlx8/mlx4 (quantized from bf16 in memory)")->capture_default_str();
   command->add_option("-n,--tokens", options->tokens, "tokens decoded per repeat")->capture_default_str();
   command->add_option("--repeats", options->repeats, "timed repeats (the median is reported)")->capture_default_str();
   command->add_option("--context", options->context, "tokens already in the KV cache")->capture_default_str();

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "formats/mlx_quantizer.h"
 #include "qwen35/checkpoint.h"
 
 namespace qwen35::app {
@@ -61,8 +62,24 @@ LoadedModel load_model(const ModelOptions& options) {
     fmt::print(stderr, "qwen35: no --model given: using RANDOM WEIGHTS in the Qwen3.5-0.8B shape (seed {}); "
                        "output tokens are meaningless\n", options.seed);
     std::shared_ptr<TensorSource> weights = make_random_weights(config, options.weight_dtype, options.seed);
-    loaded.model = Model::load(*loaded.backend, config, weights, "model.language_model.", load_progress_bar());
     loaded.description = fmt::format("random-weight Qwen3.5-0.8B ({})", dtype_name(options.weight_dtype));
+    if (options.random_mlx) {
+      fmt::print(stderr, "qwen35: quantizing the random weights to mlx{} (group {}) in memory\n",
+                 options.random_mlx->bits, options.random_mlx->group_size);
+      const CheckpointLayout random_layout = CheckpointLayout::hugging_face("model.language_model.");
+      MlxQuantized quantized = quantize_to_mlx(*weights, random_layout, *options.random_mlx);
+      // The quantized source views the random one's unquantized tensors: one owner keeps both alive.
+      struct Both {
+        std::shared_ptr<TensorSource> random;
+        std::unique_ptr<TensorSource> quantized;
+      };
+      auto both = std::make_shared<Both>(Both{weights, std::move(quantized.tensors)});
+      const std::shared_ptr<const TensorSource> tensors(both, both->quantized.get());
+      loaded.model = Model::load(*loaded.backend, config, tensors, quantized.layout, load_progress_bar());
+      loaded.description += fmt::format(" quantized to mlx{}", options.random_mlx->bits);
+    } else {
+      loaded.model = Model::load(*loaded.backend, config, weights, "model.language_model.", load_progress_bar());
+    }
   } else {
     Checkpoint checkpoint = open_hf_checkpoint(options.model_dir);
     std::shared_ptr<const TensorSource> tensors = std::move(checkpoint.tensors);

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "qwen35/backend.h"
+#include "qwen35/mlx_affine.h"
 #include "qwen35/model.h"
 
 namespace qwen35::app {
@@ -23,6 +25,8 @@ struct ModelOptions {
   uint32_t context = 4096;
   uint64_t seed = 0;                   // random weights only
   DType weight_dtype = DType::kBF16;  // random weights only
+  // Random weights only: quantized in memory to MLX affine (bench's --dtype mlx8|mlx4).
+  std::optional<MlxAffineParams> random_mlx;
 
   // `seed_help` says what --seed seeds in this command (the random weights, and where
   // the command samples, the sampler too).

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -42,18 +43,43 @@ bool is_zero_centred_norm(std::string_view rest) {
   return rest.ends_with("norm.weight") && !rest.ends_with("linear_attn.norm.weight");
 }
 
-class Writer {
+}  // namespace
+
+// The quantizer's output: tensors under MLX names, in memory, each either owned
+// here (quantized or transformed) or a view of the source's bytes.
+class MlxQuantizedTensors final : public TensorSource {
  public:
+  explicit MlxQuantizedTensors(std::string origin) : origin_(std::move(origin)) {}
   std::span<const std::byte> keep(std::vector<std::byte> bytes) { return owned_.emplace_back(std::move(bytes)); }
   void add(std::string name, DType dtype, std::vector<int64_t> shape, std::span<const std::byte> bytes) {
     tensors_.push_back(TensorToWrite{std::move(name), dtype, std::move(shape), bytes});
+    const TensorToWrite& t = tensors_.back();
+    views_.emplace(t.name, TensorView{.name = t.name, .dtype = t.dtype, .shape = t.shape, .data = t.bytes.data(),
+                                      .bytes = t.bytes.size(), .file = origin_});
   }
-  const std::vector<TensorToWrite>& tensors() const { return tensors_; }
+  std::vector<TensorToWrite> to_write() const { return {tensors_.begin(), tensors_.end()}; }
+
+  const TensorView* find(std::string_view name) const override {
+    const auto it = views_.find(std::string(name));
+    return it == views_.end() ? nullptr : &it->second;
+  }
+  std::vector<std::string> names() const override {
+    std::vector<std::string> names;
+    for (const TensorToWrite& t : tensors_) names.push_back(t.name);
+    return names;
+  }
+  std::string origin() const override { return origin_; }
 
  private:
+  std::string origin_;
   std::deque<std::vector<std::byte>> owned_;
-  std::vector<TensorToWrite> tensors_;
+  std::deque<TensorToWrite> tensors_;
+  std::map<std::string, TensorView> views_;
 };
+
+namespace {
+
+using Writer = MlxQuantizedTensors;
 
 void add_quantized(Writer& out, const std::string& module, const TensorView& t, MlxAffineParams p) {
   const auto rows = static_cast<uint32_t>(t.shape[0]), cols = static_cast<uint32_t>(t.shape[1]);
@@ -72,15 +98,15 @@ void add_quantized(Writer& out, const std::string& module, const TensorView& t, 
   out.add(module + ".biases", t.dtype, {rows, groups}, out.keep(std::move(biases)));
 }
 
-void add_tensor(Writer& out, const Checkpoint& source, const std::string& out_name, std::string_view rest,
+void add_tensor(Writer& out, const CheckpointLayout& layout, const std::string& out_name, std::string_view rest,
                 const TensorView& t, MlxAffineParams p) {
   const bool is_lm_head = out_name == kMlxLmHead;
   if (is_quantizable(rest, t, is_lm_head, p.group_size)) {
     add_quantized(out, out_name.substr(0, out_name.size() - std::string_view(".weight").size()), t, p);
-  } else if (rest.ends_with("conv1d.weight") && source.layout.conv == ConvLayout::kChannelOneKernel &&
+  } else if (rest.ends_with("conv1d.weight") && layout.conv == ConvLayout::kChannelOneKernel &&
              t.shape.size() == 3) {
     out.add(out_name, t.dtype, {t.shape[0], t.shape[2], t.shape[1]}, {t.data, t.bytes});  // same element order
-  } else if (is_zero_centred_norm(rest) && !source.layout.norms_include_one && is_float_dtype(t.dtype)) {
+  } else if (is_zero_centred_norm(rest) && !layout.norms_include_one && is_float_dtype(t.dtype)) {
     std::vector<float> w = to_f32(t);
     for (float& v : w) v += 1.0f;
     std::vector<std::byte> bytes(w.size() * 4);
@@ -122,27 +148,48 @@ void copy_side_files(const fs::path& source_dir, const fs::path& out_dir) {
 
 }  // namespace
 
-void write_mlx_checkpoint(const Checkpoint& source, const fs::path& out_dir, MlxAffineParams p) {
+namespace {
+
+std::unique_ptr<MlxQuantizedTensors> quantize_tensors(const TensorSource& source, const CheckpointLayout& layout,
+                                                      MlxAffineParams p) {
   if (p.bits != 4 && p.bits != 8) fail("quantize: unsupported bits {} (supported: 4, 8)", p.bits);
   if (p.group_size != 32 && p.group_size != 64 && p.group_size != 128) {
     fail("quantize: unsupported group size {} (supported: 32, 64, 128)", p.group_size);
   }
-  if (fs::exists(out_dir / "config.json")) fail("quantize: {} already holds a checkpoint", out_dir.string());
-  if (source.layout.quantization.defaults) fail("quantize: {} is already quantized", source.path.string());
-  fs::create_directories(out_dir);
-  Writer out;
-  for (const std::string& name : source.tensors->names()) {
-    const TensorView& t = *source.tensors->find(name);
-    if (t.dtype == DType::kU32) fail("quantize: {} is already quantized ('{}')", source.path.string(), name);
-    if (name == source.layout.lm_head) {
-      add_tensor(out, source, std::string(kMlxLmHead), "lm_head.weight", t, p);
-    } else if (name.starts_with(source.layout.tensor_prefix)) {
-      const std::string_view rest = std::string_view(name).substr(source.layout.tensor_prefix.size());
+  if (layout.quantization.defaults) fail("quantize: {} is already quantized", source.origin());
+  auto out = std::make_unique<MlxQuantizedTensors>(source.origin() + " quantized to mlx" + std::to_string(p.bits));
+  for (const std::string& name : source.names()) {
+    const TensorView& t = *source.find(name);
+    if (t.dtype == DType::kU32) fail("quantize: {} is already quantized ('{}')", source.origin(), name);
+    if (name == layout.lm_head) {
+      add_tensor(*out, layout, std::string(kMlxLmHead), "lm_head.weight", t, p);
+    } else if (name.starts_with(layout.tensor_prefix)) {
+      const std::string_view rest = std::string_view(name).substr(layout.tensor_prefix.size());
       if (rest.starts_with("mtp.") || rest.starts_with("visual.")) continue;
-      add_tensor(out, source, std::string(kMlxPrefix) + std::string(rest), rest, t, p);
+      add_tensor(*out, layout, std::string(kMlxPrefix) + std::string(rest), rest, t, p);
     }
   }
-  write_safetensors(out_dir / "model.safetensors", out.tensors(), {{"format", "mlx"}});
+  return out;
+}
+
+}  // namespace
+
+MlxQuantized quantize_to_mlx(const TensorSource& source, const CheckpointLayout& layout, MlxAffineParams p) {
+  MlxQuantized result;
+  result.tensors = quantize_tensors(source, layout, p);
+  result.layout.tensor_prefix = std::string(kMlxPrefix);
+  result.layout.lm_head = std::string(kMlxLmHead);
+  result.layout.norms_include_one = true;
+  result.layout.conv = ConvLayout::kChannelKernelOne;
+  result.layout.quantization.defaults = QuantizationConfig::Params{.bits = p.bits, .group_size = p.group_size};
+  return result;
+}
+
+void write_mlx_checkpoint(const Checkpoint& source, const fs::path& out_dir, MlxAffineParams p) {
+  if (fs::exists(out_dir / "config.json")) fail("quantize: {} already holds a checkpoint", out_dir.string());
+  const std::unique_ptr<MlxQuantizedTensors> quantized = quantize_tensors(*source.tensors, source.layout, p);
+  fs::create_directories(out_dir);
+  write_safetensors(out_dir / "model.safetensors", quantized->to_write(), {{"format", "mlx"}});
   write_config(source.path, out_dir, p);
   copy_side_files(source.path, out_dir);
 }
