@@ -15,7 +15,8 @@ namespace qwen35::app {
 
 void ModelOptions::add_to(CLI::App& command, const std::string& seed_help) {
   command.add_option("-m,--model", model_dir,
-                     "Hugging Face Qwen3.5 checkpoint directory (default: built-in random-weight 0.8B model)");
+                     "Hugging Face / MLX Qwen3.5 checkpoint directory or llama.cpp .gguf file (default: built-in "
+                     "random-weight 0.8B model)");
   command.add_option("--backend", backend, "compute backend: " + available_backends())->capture_default_str();
   command.add_option("-t,--threads", threads, "CPU threads (0 = all cores)")->capture_default_str();
   command.add_option("--device", device, "GPU index for GPU backends")->capture_default_str();
@@ -81,7 +82,7 @@ LoadedModel load_model(const ModelOptions& options) {
       loaded.model = Model::load(*loaded.backend, config, weights, "model.language_model.", load_progress_bar());
     }
   } else {
-    Checkpoint checkpoint = open_hf_checkpoint(options.model_dir);
+    Checkpoint checkpoint = open_checkpoint(options.model_dir);
     std::shared_ptr<const TensorSource> tensors = std::move(checkpoint.tensors);
     loaded.model = Model::load(*loaded.backend, checkpoint.config, tensors, checkpoint.layout, load_progress_bar());
     loaded.description = options.model_dir;

@@ -96,4 +96,12 @@ QuantizationConfig parse_quantization_config(std::string_view json_text, std::st
 // read from the tensors themselves.
 Checkpoint open_hf_checkpoint(const std::filesystem::path& dir);
 
+// Opens a llama.cpp GGUF file (arch `qwen35`; spec 2.3): config from the
+// `qwen35.*` metadata, tensors shown under the Hugging Face names, value heads
+// kept in the file's tiled order (config.value_head_map = kTiled).
+Checkpoint open_gguf_checkpoint(const std::filesystem::path& file);
+
+// A `.gguf` file opens with open_gguf_checkpoint, a directory with open_hf_checkpoint.
+Checkpoint open_checkpoint(const std::filesystem::path& path);
+
 }  // namespace qwen35

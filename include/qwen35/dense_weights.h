@@ -1,5 +1,7 @@
-// Dense (unquantized) weights in F32, F16 or BF16, on any backend that provides
-// the gemv kernels for that dtype. The kernels are resolved once at construction.
+// Row-major weights in one dtype, on any backend that provides the gemv kernels
+// for that dtype: F32, F16 or BF16, or one of ggml's block types (Q8_0, Q4_K,
+// ...; each row a whole number of self-contained blocks, layouts in
+// qwen35/gguf_quants.h). The kernels are resolved once at construction.
 #pragma once
 
 #include <memory>
@@ -40,7 +42,8 @@ struct RowToF32Args {
 class DenseWeights final : public QuantWeights {
  public:
   // `data` is [rows, cols] of `dtype` already on the device (uploaded or mapped);
-  // `storage` (may be empty) keeps an uploaded copy alive.
+  // `storage` (may be empty) keeps an uploaded copy alive. Throws Error when the
+  // block size does not divide cols or the backend lacks the dtype's kernels.
   DenseWeights(GpuBackend& gpu, DType dtype, uint32_t rows, uint32_t cols, DevicePtr data, DeviceBuffer storage);
 
   uint32_t out_features() const override { return rows_; }
@@ -71,8 +74,8 @@ class DenseWeights final : public QuantWeights {
   Kernel<RowToF32Args> row_to_f32_;
 };
 
-// Puts a host tensor of F32/F16/BF16 on the device as DenseWeights: aliased where
-// the backend computes in host memory, uploaded otherwise.
+// Puts a host tensor on the device as DenseWeights: aliased where the backend
+// computes in host memory, uploaded otherwise.
 std::unique_ptr<DenseWeights> make_dense_weights(GpuBackend& gpu, DType dtype, uint32_t rows, uint32_t cols,
                                                  const void* host_data, Stream stream);
 

@@ -11,13 +11,24 @@
 
 namespace qwen35 {
 
-enum class DType : uint8_t { kF32, kF16, kBF16, kF64, kI64, kI32, kI16, kI8, kU8, kU32, kBool, kF8E4M3 };
+// The last five are ggml's block-quantized types (GGUF files only; layouts in
+// qwen35/gguf_quants.h): their elements come in blocks of dtype_block_size.
+enum class DType : uint8_t {
+  kF32, kF16, kBF16, kF64, kI64, kI32, kI16, kI8, kU8, kU32, kBool, kF8E4M3,
+  kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K
+};
 
-// Bytes per element.
+// Bytes per element; for the block types, bytes per block of dtype_block_size elements.
 size_t dtype_size(DType dtype);
-// The safetensors spelling ("F32", "BF16", ...).
+// Elements per block: 1 for element types, 32 or 256 for ggml block types.
+size_t dtype_block_size(DType dtype);
+inline bool is_block_dtype(DType dtype) { return dtype_block_size(dtype) > 1; }
+// Bytes of `n` consecutive elements (n a multiple of dtype_block_size).
+inline size_t dtype_bytes(DType dtype, size_t n) { return n / dtype_block_size(dtype) * dtype_size(dtype); }
+// The safetensors spelling ("F32", "BF16", ...), or ggml's for block types ("Q4_K").
 std::string_view dtype_name(DType dtype);
-// Parses the safetensors spelling; nullopt for an unknown string.
+// Parses the safetensors spelling; nullopt for an unknown string (and for the
+// block types, which safetensors files cannot hold).
 std::optional<DType> parse_dtype(std::string_view name);
 // The lower-case spelling ("bf16"), as kernel names and format names use it.
 std::string dtype_lower_name(DType dtype);

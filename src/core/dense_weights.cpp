@@ -1,5 +1,6 @@
-// DenseWeights: F32/F16/BF16 matrices multiplied by the backend's gemv kernels
-// for that dtype ("gemv_bf16", "gemv_pair_bf16", "gemv_silu_gate_bf16", "row_to_f32_bf16").
+// DenseWeights: row-major matrices in one dtype (F32/F16/BF16, or a ggml block
+// type such as Q4_K) multiplied by the backend's gemv kernels for that dtype
+// ("gemv_bf16", "gemv_pair_bf16", "gemv_silu_gate_bf16", "row_to_f32_bf16").
 #include "qwen35/dense_weights.h"
 
 namespace qwen35 {
@@ -7,19 +8,29 @@ namespace qwen35 {
 DenseWeights::DenseWeights(GpuBackend& gpu, DType dtype, uint32_t rows, uint32_t cols, DevicePtr data,
                            DeviceBuffer storage)
     : dtype_(dtype), rows_(rows), cols_(cols), data_(data), storage_(std::move(storage)) {
-  if (!is_float_dtype(dtype)) {
-    fail("dense weights must be F32, F16 or BF16, got {}", dtype_name(dtype));
+  if (!is_float_dtype(dtype) && !is_block_dtype(dtype)) {
+    fail("dense weights must be F32, F16, BF16 or a ggml block type, got {}", dtype_name(dtype));
+  }
+  if (cols % dtype_block_size(dtype) != 0) {
+    fail("dense weights: row length {} is not a multiple of the {} block size {}", cols, dtype_name(dtype),
+         dtype_block_size(dtype));
   }
   const std::string suffix = dtype_lower_name(dtype);
-  gemv_ = resolve_kernel<GemvArgs>(gpu, "gemv_" + suffix);
-  row_to_f32_ = resolve_kernel<RowToF32Args>(gpu, "row_to_f32_" + suffix);
+  const std::optional<KernelHandle> gemv = gpu.find_kernel("gemv_" + suffix, GemvArgs::kTypeName);
+  const std::optional<KernelHandle> row = gpu.find_kernel("row_to_f32_" + suffix, RowToF32Args::kTypeName);
+  if (!gemv || !row) {
+    fail("backend '{}' has no kernels for {} weights (gemv_{}, row_to_f32_{})", gpu.name(), dtype_name(dtype), suffix,
+         suffix);
+  }
+  gemv_ = Kernel<GemvArgs>(*gemv);
+  row_to_f32_ = Kernel<RowToF32Args>(*row);
   gemv_pair_ = try_resolve_kernel<GemvPairArgs>(gpu, "gemv_pair_" + suffix);
   gemv_silu_gate_ = try_resolve_kernel<GemvSiluGateArgs>(gpu, "gemv_silu_gate_" + suffix);
 }
 
 std::string DenseWeights::format_name() const { return dtype_lower_name(dtype_); }
 
-size_t DenseWeights::weight_bytes() const { return size_t{rows_} * cols_ * dtype_size(dtype_); }
+size_t DenseWeights::weight_bytes() const { return size_t{rows_} * dtype_bytes(dtype_, cols_); }
 
 void DenseWeights::gemv(GpuBackend& gpu, DevicePtr x, DevicePtr y, Stream stream) const {
   launch(gpu, gemv_, GemvArgs{.w = data_, .x = x, .y = y, .rows = rows_, .cols = cols_}, stream);
@@ -84,7 +95,7 @@ void DenseWeights::dequantize_row(GpuBackend& gpu, uint32_t row, DevicePtr y, St
 
 std::unique_ptr<DenseWeights> make_dense_weights(GpuBackend& gpu, DType dtype, uint32_t rows, uint32_t cols,
                                                  const void* host_data, Stream stream) {
-  const size_t bytes = size_t{rows} * cols * dtype_size(dtype);
+  const size_t bytes = size_t{rows} * dtype_bytes(dtype, cols);
   if (std::optional<DevicePtr> mapped = gpu.map_host(host_data, bytes)) {
     return std::make_unique<DenseWeights>(gpu, dtype, rows, cols, *mapped, DeviceBuffer());
   }

@@ -11,7 +11,8 @@ namespace {
 struct DTypeInfo {
   DType dtype;
   std::string_view name;
-  size_t size;
+  size_t size;        // bytes per block
+  size_t block = 1;   // elements per block
 };
 
 constexpr std::array kDTypes = {
@@ -19,6 +20,10 @@ constexpr std::array kDTypes = {
     DTypeInfo{DType::kF64, "F64", 8},  DTypeInfo{DType::kI64, "I64", 8},   DTypeInfo{DType::kI32, "I32", 4},
     DTypeInfo{DType::kI16, "I16", 2},  DTypeInfo{DType::kI8, "I8", 1},     DTypeInfo{DType::kU8, "U8", 1},
     DTypeInfo{DType::kU32, "U32", 4},  DTypeInfo{DType::kBool, "BOOL", 1}, DTypeInfo{DType::kF8E4M3, "F8_E4M3", 1},
+    // ggml blocks (qwen35/gguf_quants.h): fp16 scales plus packed codes.
+    DTypeInfo{DType::kQ8_0, "Q8_0", 34, 32},   DTypeInfo{DType::kQ4_0, "Q4_0", 18, 32},
+    DTypeInfo{DType::kQ4_K, "Q4_K", 144, 256}, DTypeInfo{DType::kQ5_K, "Q5_K", 176, 256},
+    DTypeInfo{DType::kQ6_K, "Q6_K", 210, 256},
 };
 
 const DTypeInfo& info(DType dtype) {
@@ -31,11 +36,12 @@ const DTypeInfo& info(DType dtype) {
 }  // namespace
 
 size_t dtype_size(DType dtype) { return info(dtype).size; }
+size_t dtype_block_size(DType dtype) { return info(dtype).block; }
 std::string_view dtype_name(DType dtype) { return info(dtype).name; }
 
 std::optional<DType> parse_dtype(std::string_view name) {
   for (const DTypeInfo& entry : kDTypes) {
-    if (entry.name == name) return entry.dtype;
+    if (entry.name == name && entry.block == 1) return entry.dtype;
   }
   return std::nullopt;
 }

@@ -9,6 +9,7 @@ namespace qwen35 {
 const std::vector<const WeightFormat*>& weight_formats() {
   static const std::vector<const WeightFormat*> formats = {
       &mlx_affine_format(),
+      &gguf_block_format(),
       &dense_format(),  // last: claims whatever no other format recognises
   };
   return formats;

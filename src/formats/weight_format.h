@@ -53,5 +53,6 @@ DevicePtr place_bytes(GpuBackend& gpu, const void* host, size_t bytes, DeviceBuf
 // The formats (one function per file).
 const WeightFormat& dense_format();
 const WeightFormat& mlx_affine_format();
+const WeightFormat& gguf_block_format();
 
 }  // namespace qwen35

@@ -11,6 +11,7 @@ CpuBackend::CpuBackend(const BackendOptions& options) : pool_(options.threads) {
   register_cpu_attention_kernels(*this);
   register_cpu_gdn_kernels(*this);
   register_cpu_mlx_kernels(*this);
+  register_cpu_gguf_kernels(*this);
 }
 
 std::string CpuBackend::device_description() const {

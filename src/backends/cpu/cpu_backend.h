@@ -33,5 +33,6 @@ void register_cpu_norm_kernels(CpuBackend& cpu);
 void register_cpu_attention_kernels(CpuBackend& cpu);
 void register_cpu_gdn_kernels(CpuBackend& cpu);
 void register_cpu_mlx_kernels(CpuBackend& cpu);
+void register_cpu_gguf_kernels(CpuBackend& cpu);
 
 }  // namespace qwen35

@@ -274,6 +274,7 @@ ReferenceBackend::ReferenceBackend() {
   register_mlx<8, F32Element>(*this);
   register_mlx<8, BF16Element>(*this);
   register_mlx<8, F16Element>(*this);
+  register_reference_gguf_kernels(*this);
 }
 
 }  // namespace qwen35

@@ -16,4 +16,7 @@ class ReferenceBackend final : public HostBackend {
   std::string device_description() const override { return "scalar reference kernels (host memory)"; }
 };
 
+// GGUF block-weight kernels (reference_gguf.cpp).
+void register_reference_gguf_kernels(HostBackend& backend);
+
 }  // namespace qwen35

@@ -1,0 +1,165 @@
+// ggml's block-quantized weight types as GGUF files store them (llama.cpp
+// ggml-common.h), rows of `cols` elements cut into blocks, every scale fp16:
+//
+//   Q8_0 (32 elements, 34 bytes)   | d | qs[32] int8 |               w = d * q
+//   Q4_0 (32 elements, 18 bytes)   | d | qs[16] |  byte k: element k (low nibble), k + 16 (high)
+//                                                                   w = d * (q - 8)
+//   Q4_K (256 elements, 144 bytes) | d | dmin | scales[12] | qs[128] |
+//        eight sub-blocks of 32 with 6-bit (scale, min) pairs unpacked by
+//        gguf_scale_min_k4; chunk c of 64 elements: qs[32c + l] holds element
+//        64c + l (low nibble, sub-block 2c) and 64c + 32 + l (high, sub-block 2c + 1)
+//                                              w = (d * sc) * q - (dmin * m)
+//   Q5_K (256 elements, 176 bytes) | d | dmin | scales[12] | qh[32] | qs[128] |
+//        as Q4_K plus a fifth bit: element 64c + l takes bit 2c of qh[l],
+//        element 64c + 32 + l bit 2c + 1             w = (d * sc) * q - (dmin * m)
+//   Q6_K (256 elements, 210 bytes) | ql[128] | qh[64] | scales[16] int8 | d |
+//        halves h of 128: element 128h + 32k + l (k < 4, l < 32) has low four
+//        bits from ql[64h + l + 32 (k & 1)] (low nibble for k < 2, high for
+//        k >= 2) and high two bits from qh[32h + l] bits 2k, 2k + 1; its
+//        sub-block of 16 uses scales[8h + l / 16 + 2k]    w = (d * sc) * (q - 32)
+//
+// Each product is rounded as written (no fused multiply-add), as llama.cpp's
+// dequantize_row_* does. The scalar functions here are the specification the
+// kernels follow; the quantizers are simple (round to nearest, no search) and
+// exist for tests and tools.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "qwen35/dtype.h"
+
+namespace qwen35 {
+
+struct GgufBlockQ8_0 {
+  uint16_t d;  // fp16
+  int8_t qs[32];
+};
+struct GgufBlockQ4_0 {
+  uint16_t d;
+  uint8_t qs[16];
+};
+struct GgufBlockQ4K {
+  uint16_t d, dmin;
+  uint8_t scales[12];
+  uint8_t qs[128];
+};
+struct GgufBlockQ5K {
+  uint16_t d, dmin;
+  uint8_t scales[12];
+  uint8_t qh[32];
+  uint8_t qs[128];
+};
+struct GgufBlockQ6K {
+  uint8_t ql[128];
+  uint8_t qh[64];
+  int8_t scales[16];
+  uint16_t d;
+};
+static_assert(sizeof(GgufBlockQ8_0) == 34 && sizeof(GgufBlockQ4_0) == 18 && sizeof(GgufBlockQ4K) == 144 &&
+              sizeof(GgufBlockQ5K) == 176 && sizeof(GgufBlockQ6K) == 210);
+
+// Scale and min of sub-block j (< 8) from the 12 packed bytes of Q4_K/Q5_K:
+// j < 4: low six bits of bytes j and j + 4; otherwise the low / high nibble of
+// byte j + 4 with the top two bits of byte j - 4 / j above them.
+inline void gguf_scale_min_k4(int j, const uint8_t* q, uint8_t* scale, uint8_t* min) {
+  if (j < 4) {
+    *scale = q[j] & 63;
+    *min = q[j + 4] & 63;
+  } else {
+    *scale = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+    *min = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+  }
+}
+
+namespace gguf_detail {
+inline void dequantize_q8_0(const GgufBlockQ8_0* b, float* y, size_t blocks) {
+  for (size_t i = 0; i < blocks; ++i, y += 32) {
+    const float d = f16_to_f32(b[i].d);
+    for (int j = 0; j < 32; ++j) y[j] = static_cast<float>(b[i].qs[j]) * d;
+  }
+}
+
+inline void dequantize_q4_0(const GgufBlockQ4_0* b, float* y, size_t blocks) {
+  for (size_t i = 0; i < blocks; ++i, y += 32) {
+    const float d = f16_to_f32(b[i].d);
+    for (int j = 0; j < 16; ++j) {
+      y[j] = static_cast<float>((b[i].qs[j] & 0x0F) - 8) * d;
+      y[j + 16] = static_cast<float>((b[i].qs[j] >> 4) - 8) * d;
+    }
+  }
+}
+
+// Q4_K and Q5_K share everything but the fifth bit (qh null for Q4_K).
+inline void dequantize_k4(float d, float dmin, const uint8_t* scales, const uint8_t* qs, const uint8_t* qh, float* y) {
+  for (int c = 0; c < 4; ++c) {
+    for (int half = 0; half < 2; ++half) {
+      uint8_t sc, m;
+      gguf_scale_min_k4(2 * c + half, scales, &sc, &m);
+      const float d1 = d * sc, m1 = dmin * m;
+      for (int l = 0; l < 32; ++l) {
+        int q = half == 0 ? qs[32 * c + l] & 0xF : qs[32 * c + l] >> 4;
+        if (qh != nullptr && (qh[l] >> (2 * c + half) & 1)) q += 16;
+        *y++ = d1 * static_cast<float>(q) - m1;
+      }
+    }
+  }
+}
+
+inline void dequantize_q6_k(const GgufBlockQ6K* b, float* y, size_t blocks) {
+  for (size_t i = 0; i < blocks; ++i, y += 256) {
+    const float d = f16_to_f32(b[i].d);
+    for (int h = 0; h < 2; ++h) {
+      const uint8_t* ql = b[i].ql + 64 * h;
+      const uint8_t* qh = b[i].qh + 32 * h;
+      const int8_t* sc = b[i].scales + 8 * h;
+      for (int l = 0; l < 32; ++l) {
+        for (int k = 0; k < 4; ++k) {
+          const uint8_t low = ql[l + 32 * (k & 1)];
+          const int q = ((k < 2 ? low & 0xF : low >> 4) | (((qh[l] >> (2 * k)) & 3) << 4)) - 32;
+          y[128 * h + 32 * k + l] = d * static_cast<float>(sc[l / 16 + 2 * k]) * static_cast<float>(q);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace gguf_detail
+
+// y[n] = the `n` elements (a multiple of the block size, not checked here) stored
+// in `blocks` of the block type `type`; written block by block as llama.cpp's
+// dequantize_row_* is.
+inline void gguf_dequantize_row(DType type, const void* blocks, float* y, size_t n) {
+  using namespace gguf_detail;
+  const size_t count = n / dtype_block_size(type);
+  switch (type) {
+    case DType::kQ8_0:
+      return dequantize_q8_0(static_cast<const GgufBlockQ8_0*>(blocks), y, count);
+    case DType::kQ4_0:
+      return dequantize_q4_0(static_cast<const GgufBlockQ4_0*>(blocks), y, count);
+    case DType::kQ4_K:
+      for (size_t i = 0; i < count; ++i) {
+        const auto& b = static_cast<const GgufBlockQ4K*>(blocks)[i];
+        dequantize_k4(f16_to_f32(b.d), f16_to_f32(b.dmin), b.scales, b.qs, nullptr, y + 256 * i);
+      }
+      return;
+    case DType::kQ5_K:
+      for (size_t i = 0; i < count; ++i) {
+        const auto& b = static_cast<const GgufBlockQ5K*>(blocks)[i];
+        dequantize_k4(f16_to_f32(b.d), f16_to_f32(b.dmin), b.scales, b.qs, b.qh, y + 256 * i);
+      }
+      return;
+    case DType::kQ6_K:
+      return dequantize_q6_k(static_cast<const GgufBlockQ6K*>(blocks), y, count);
+    default:
+      return;
+  }
+}
+
+// Quantizes `n` floats into blocks of `type` (round to nearest, scales from the
+// block's extremes; K-quant sub-block scales relative to the block's largest).
+// Throws Error when `type` is not a block type or n is not a multiple of its block.
+// (src/formats/gguf_quants.cpp)
+void gguf_quantize_row(DType type, const float* x, void* blocks, size_t n);
+
+}  // namespace qwen35

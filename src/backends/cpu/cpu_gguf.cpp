@@ -1,0 +1,446 @@
+// GGUF block-weight kernels on the CPU (layouts in qwen35/gguf_quants.h):
+// gemv, the gate/up pair and the SwiGLU-down with residual, rows split across
+// the thread pool. Highway (compiled per target, chosen at run time): four rows
+// walk side by side so each load of x serves four; codes are widened
+// u8/i8 -> i32 -> f32 in registers (Q8_0, Q4_0, Q4_K) or first assembled on
+// whole byte vectors into a small per-block buffer (Q5_K, Q6_K), then one
+// accumulator per (sub-)block is scaled once at its end; the K-quant mins use
+// sums of x per 32 computed once per launch. Row dequantization (embedding
+// lookup) is the scalar specification, bit-identical to the reference.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu/cpu_gguf.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "cpu/cpu_backend.h"
+#include "cpu/simd.h"
+#include "qwen35/dense_weights.h"
+#include "qwen35/gguf_quants.h"
+
+#ifndef QWEN35_CPU_GGUF_ONCE
+#define QWEN35_CPU_GGUF_ONCE
+namespace qwen35::gguf_cpu {
+
+// fp16 -> f32 for normal numbers with bit operations; the rare zero,
+// subnormal, infinity and NaN go through the exact scalar conversion.
+inline float half(uint16_t h) {
+  const uint32_t exponent = (h >> 10) & 0x1fu;
+  if (exponent == 0 || exponent == 31) return f16_to_f32(h);
+  return std::bit_cast<float>((static_cast<uint32_t>(h & 0x8000u) << 16) | ((exponent + 112) << 23) |
+                              (static_cast<uint32_t>(h & 0x3ffu) << 13));
+}
+
+// The rows of one matrix for one launch: row r starts at w + r * row_bytes.
+// x_sums[i] is the sum of x[32 i, 32 i + 32) (Q4_K and Q5_K only).
+struct Rows {
+  const std::byte* w;
+  size_t row_bytes, cols;
+  const float* x;
+  const float* x_sums;
+};
+
+}  // namespace qwen35::gguf_cpu
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace qwen35::gguf_cpu::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// At most 16 lanes: every loop below walks 16 or 32 codes at a time.
+using DF = hn::CappedTag<float, 16>;
+using DU = hn::Rebind<uint32_t, DF>;
+using DI = hn::Rebind<int32_t, DF>;
+using DU8 = hn::Rebind<uint8_t, DF>;
+using DI8 = hn::Rebind<int8_t, DF>;
+
+HWY_INLINE hn::Vec<DU> bytes_at(const uint8_t* p) { return hn::PromoteTo(DU(), hn::LoadU(DU8(), p)); }
+HWY_INLINE hn::Vec<DF> to_float(hn::Vec<DU> codes) { return hn::ConvertTo(DF(), hn::BitCast(DI(), codes)); }
+
+// Each kernel walks R rows side by side, so that every load of x serves R
+// rows and R independent accumulator chains are in flight; out[r] = row r . x.
+template <size_t R>
+void rows_q8_0(const GgufBlockQ8_0* const* b, const float* x, size_t blocks, float* out) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  hn::Vec<DF> total[R];
+  for (size_t r = 0; r < R; ++r) total[r] = hn::Zero(df);
+  for (size_t i = 0; i < blocks; ++i, x += 32) {
+    hn::Vec<DF> acc[R];
+    for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(df);
+    for (size_t k = 0; k < 32; k += n) {
+      const auto xv = hn::LoadU(df, x + k);
+      for (size_t r = 0; r < R; ++r) {
+        acc[r] = hn::MulAdd(hn::ConvertTo(df, hn::PromoteTo(DI(), hn::LoadU(DI8(), b[r][i].qs + k))), xv, acc[r]);
+      }
+    }
+    for (size_t r = 0; r < R; ++r) total[r] = hn::MulAdd(acc[r], hn::Set(df, half(b[r][i].d)), total[r]);
+  }
+  for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, total[r]));
+}
+
+template <size_t R>
+void rows_q4_0(const GgufBlockQ4_0* const* b, const float* x, size_t blocks, float* out) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  const auto mask = hn::Set(DU(), 0xFu);
+  const auto eight = hn::Set(df, 8.0f);
+  hn::Vec<DF> total[R];
+  for (size_t r = 0; r < R; ++r) total[r] = hn::Zero(df);
+  for (size_t i = 0; i < blocks; ++i, x += 32) {
+    hn::Vec<DF> acc[R];
+    for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(df);
+    for (size_t k = 0; k < 16; k += n) {
+      const auto x_lo = hn::LoadU(df, x + k);
+      const auto x_hi = hn::LoadU(df, x + 16 + k);
+      for (size_t r = 0; r < R; ++r) {
+        const auto codes = bytes_at(b[r][i].qs + k);
+        acc[r] = hn::MulAdd(hn::Sub(to_float(hn::And(codes, mask)), eight), x_lo, acc[r]);
+        acc[r] = hn::MulAdd(hn::Sub(to_float(hn::ShiftRight<4>(codes)), eight), x_hi, acc[r]);
+      }
+    }
+    for (size_t r = 0; r < R; ++r) total[r] = hn::MulAdd(acc[r], hn::Set(df, half(b[r][i].d)), total[r]);
+  }
+  for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, total[r]));
+}
+
+// The 12 packed bytes of Q4_K/Q5_K as 8 scales then 8 mins (gguf_scale_min_k4
+// for j = 0..7, done on four words at once as llama.cpp's kernels do).
+HWY_INLINE void unpack_k4_scales(const uint8_t* packed, uint8_t* out) {
+  constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
+  uint32_t u[4];
+  std::memcpy(u, packed, 12);
+  u[3] = ((u[2] >> 4) & kLow4) | (((u[1] >> 6) & kLow2) << 4);  // mins 4..7
+  const uint32_t mins_low = u[1] & kLow6;                         // mins 0..3
+  u[1] = (u[2] & kLow4) | (((u[0] >> 6) & kLow2) << 4);          // scales 4..7
+  u[2] = mins_low;
+  u[0] &= kLow6;                                                  // scales 0..3
+  std::memcpy(out, u, 16);
+}
+
+// Up to eight lanes for the per-block vectors of eight scales.
+using D8F = hn::CappedTag<float, 8>;
+HWY_INLINE hn::Vec<D8F> small_to_float(const uint8_t* p) {
+  const D8F d8;
+  return hn::ConvertTo(d8, hn::BitCast(hn::Rebind<int32_t, D8F>(), hn::PromoteTo(hn::Rebind<uint32_t, D8F>(),
+                                                                                  hn::LoadU(hn::Rebind<uint8_t, D8F>(), p))));
+}
+
+// Q4_K: per row, the sum over sub-blocks s of
+// (d sc_s) (q_s . x_s) - (dmin m_s) sum(x_s).
+// One Q4_K/Q5_K block: its eight sub-block scales d * sc into `scale`, and its
+// min term (dmin * m) . x_sums added to `mins`.
+template <typename Block>
+HWY_INLINE hn::Vec<D8F> k4_scales_and_mins(const Block& block, const float* x_sums, float* scale, hn::Vec<D8F> mins) {
+  const D8F d8;
+  uint8_t sc_min[16];
+  unpack_k4_scales(block.scales, sc_min);
+  const auto vd = hn::Set(d8, half(block.d)), vdmin = hn::Set(d8, half(block.dmin));
+  for (size_t j = 0; j < 8; j += hn::Lanes(d8)) {
+    hn::StoreU(hn::Mul(vd, small_to_float(sc_min + j)), d8, scale + j);
+    mins = hn::MulAdd(hn::Mul(vdmin, small_to_float(sc_min + 8 + j)), hn::LoadU(d8, x_sums + j), mins);
+  }
+  return mins;
+}
+
+template <size_t R>
+void rows_q4_k(const GgufBlockQ4K* const* b, const float* x, const float* x_sums, size_t blocks, float* out) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  const auto mask = hn::Set(DU(), 0xFu);
+  const D8F d8;
+  hn::Vec<DF> total[R];
+  hn::Vec<D8F> mins[R];
+  for (size_t r = 0; r < R; ++r) {
+    total[r] = hn::Zero(df);
+    mins[r] = hn::Zero(d8);
+  }
+  for (size_t i = 0; i < blocks; ++i, x += 256, x_sums += 8) {
+    // Per row, the eight sub-block scales d * sc and the block's min term, once per block.
+    float scale[R][8];
+    for (size_t r = 0; r < R; ++r) {
+      mins[r] = k4_scales_and_mins(b[r][i], x_sums, scale[r], mins[r]);
+    }
+    for (int c = 0; c < 4; ++c) {
+      hn::Vec<DF> acc_lo[R], acc_hi[R];
+      for (size_t r = 0; r < R; ++r) acc_lo[r] = acc_hi[r] = hn::Zero(df);
+      for (size_t l = 0; l < 32; l += n) {
+        const auto x_lo = hn::LoadU(df, x + 64 * c + l);
+        const auto x_hi = hn::LoadU(df, x + 64 * c + 32 + l);
+        for (size_t r = 0; r < R; ++r) {
+          const auto codes = bytes_at(b[r][i].qs + 32 * c + l);
+          acc_lo[r] = hn::MulAdd(to_float(hn::And(codes, mask)), x_lo, acc_lo[r]);
+          acc_hi[r] = hn::MulAdd(to_float(hn::ShiftRight<4>(codes)), x_hi, acc_hi[r]);
+        }
+      }
+      for (size_t r = 0; r < R; ++r) {
+        total[r] = hn::MulAdd(acc_lo[r], hn::Set(df, scale[r][2 * c]), total[r]);
+        total[r] = hn::MulAdd(acc_hi[r], hn::Set(df, scale[r][2 * c + 1]), total[r]);
+      }
+    }
+  }
+  for (size_t r = 0; r < R; ++r) {
+    out[r] = hn::GetLane(hn::SumOfLanes(df, total[r])) - hn::GetLane(hn::SumOfLanes(d8, mins[r]));
+  }
+}
+
+// Q5_K's fifth bit of element 64c + 32 * upper + l is bit 2c + upper of qh[l];
+// moved to bit 4 with compile-time shifts.
+template <int kBit>
+HWY_INLINE hn::Vec<hn::CappedTag<uint8_t, 32>> bit_to_16(hn::Vec<hn::CappedTag<uint8_t, 32>> v) {
+  const hn::CappedTag<uint8_t, 32> d8;
+  if constexpr (kBit < 4) return hn::And(hn::ShiftLeft<4 - kBit>(v), hn::Set(d8, 0x10));
+  if constexpr (kBit == 4) return hn::And(v, hn::Set(d8, 0x10));
+  if constexpr (kBit > 4) return hn::And(hn::ShiftRight<kBit - 4>(v), hn::Set(d8, 0x10));
+}
+
+template <int kChunk>
+HWY_INLINE void decode_q5_k_chunk(const GgufBlockQ5K& b, uint8_t* q) {
+  const hn::CappedTag<uint8_t, 32> d8;
+  const auto low4 = hn::Set(d8, 0x0F);
+  for (size_t l = 0; l < 32; l += hn::Lanes(d8)) {
+    const auto codes = hn::LoadU(d8, b.qs + 32 * kChunk + l);
+    const auto high = hn::LoadU(d8, b.qh + l);
+    hn::StoreU(hn::Or(hn::And(codes, low4), bit_to_16<2 * kChunk>(high)), d8, q + 64 * kChunk + l);
+    hn::StoreU(hn::Or(hn::ShiftRight<4>(codes), bit_to_16<2 * kChunk + 1>(high)), d8, q + 64 * kChunk + 32 + l);
+  }
+}
+
+// Q5_K in two steps per block: the 256 five-bit codes assembled on whole byte
+// vectors, then the Q4_K-style product with sub-block scales and mins.
+template <size_t R>
+void rows_q5_k(const GgufBlockQ5K* const* b, const float* x, const float* x_sums, size_t blocks, float* out) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  const D8F d8;
+  hn::Vec<DF> total[R];
+  hn::Vec<D8F> mins[R];
+  for (size_t r = 0; r < R; ++r) {
+    total[r] = hn::Zero(df);
+    mins[r] = hn::Zero(d8);
+  }
+  HWY_ALIGN uint8_t q[R][256];
+  for (size_t i = 0; i < blocks; ++i, x += 256, x_sums += 8) {
+    float scale[R][8];
+    for (size_t r = 0; r < R; ++r) {
+      decode_q5_k_chunk<0>(b[r][i], q[r]);
+      decode_q5_k_chunk<1>(b[r][i], q[r]);
+      decode_q5_k_chunk<2>(b[r][i], q[r]);
+      decode_q5_k_chunk<3>(b[r][i], q[r]);
+      mins[r] = k4_scales_and_mins(b[r][i], x_sums, scale[r], mins[r]);
+    }
+    for (size_t j = 0; j < 8; ++j) {
+      hn::Vec<DF> acc[R];
+      for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(df);
+      for (size_t l = 32 * j; l < 32 * j + 32; l += n) {
+        const auto xv = hn::LoadU(df, x + l);
+        for (size_t r = 0; r < R; ++r) acc[r] = hn::MulAdd(to_float(bytes_at(q[r] + l)), xv, acc[r]);
+      }
+      for (size_t r = 0; r < R; ++r) total[r] = hn::MulAdd(acc[r], hn::Set(df, scale[r][j]), total[r]);
+    }
+  }
+  for (size_t r = 0; r < R; ++r) {
+    out[r] = hn::GetLane(hn::SumOfLanes(df, total[r])) - hn::GetLane(hn::SumOfLanes(d8, mins[r]));
+  }
+}
+
+// Q6_K in two steps per block: the 256 codes assembled on whole byte vectors
+// (16 or 32 at a time) into q - 32 as int8, then an int8 dot product as for
+// Q8_0, one accumulator per 16-element group scaled by d * scales[g].
+HWY_INLINE void decode_q6_k(const GgufBlockQ6K& b, int8_t* q) {
+  const hn::CappedTag<uint8_t, 32> d8;
+  const size_t n8 = hn::Lanes(d8);
+  const auto low4 = hn::Set(d8, 0x0F), bits45 = hn::Set(d8, 0x30), offset = hn::Set(d8, 32);
+  auto* out = reinterpret_cast<uint8_t*>(q);
+  for (size_t h = 0; h < 2; ++h) {
+    for (size_t l = 0; l < 32; l += n8) {
+      const auto low_a = hn::LoadU(d8, b.ql + 64 * h + l);
+      const auto low_b = hn::LoadU(d8, b.ql + 64 * h + 32 + l);
+      const auto high = hn::LoadU(d8, b.qh + 32 * h + l);
+      // Element 128h + 32k + l: high bits 2k, 2k + 1 of qh moved to bits 4, 5.
+      hn::StoreU(hn::Sub(hn::Or(hn::And(low_a, low4), hn::And(hn::ShiftLeft<4>(high), bits45)), offset), d8,
+                 out + 128 * h + l);
+      hn::StoreU(hn::Sub(hn::Or(hn::And(low_b, low4), hn::And(hn::ShiftLeft<2>(high), bits45)), offset), d8,
+                 out + 128 * h + 32 + l);
+      hn::StoreU(hn::Sub(hn::Or(hn::ShiftRight<4>(low_a), hn::And(high, bits45)), offset), d8, out + 128 * h + 64 + l);
+      hn::StoreU(hn::Sub(hn::Or(hn::ShiftRight<4>(low_b), hn::And(hn::ShiftRight<2>(high), bits45)), offset), d8,
+                 out + 128 * h + 96 + l);
+    }
+  }
+}
+
+template <size_t R>
+void rows_q6_k(const GgufBlockQ6K* const* b, const float* x, size_t blocks, float* out) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  hn::Vec<DF> total[R];
+  for (size_t r = 0; r < R; ++r) total[r] = hn::Zero(df);
+  HWY_ALIGN int8_t q[R][256];
+  for (size_t i = 0; i < blocks; ++i, x += 256) {
+    float scale[R][16];  // d * scales[g], once per block
+    for (size_t r = 0; r < R; ++r) {
+      decode_q6_k(b[r][i], q[r]);
+      const float d = half(b[r][i].d);
+      for (size_t g = 0; g < 16; ++g) scale[r][g] = d * static_cast<float>(b[r][i].scales[g]);
+    }
+    for (size_t g = 0; g < 16; ++g) {
+      hn::Vec<DF> acc[R];
+      for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(df);
+      for (size_t l = 16 * g; l < 16 * g + 16; l += n) {
+        const auto xv = hn::LoadU(df, x + l);
+        for (size_t r = 0; r < R; ++r) {
+          acc[r] = hn::MulAdd(hn::ConvertTo(df, hn::PromoteTo(DI(), hn::LoadU(DI8(), q[r] + l))), xv, acc[r]);
+        }
+      }
+      for (size_t r = 0; r < R; ++r) total[r] = hn::MulAdd(acc[r], hn::Set(df, scale[r][g]), total[r]);
+    }
+  }
+  for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, total[r]));
+}
+
+// Rows in groups of R, the rest one at a time; y[r] = base[r] + row r . x.
+template <typename Block, size_t R, typename Kernel>
+void rows_t(const Rows& m, const float* base, float* y, size_t r0, size_t r1, Kernel kernel) {
+  const auto row = [&](size_t r) { return reinterpret_cast<const Block*>(m.w + r * m.row_bytes); };
+  size_t r = r0;
+  for (; r + R <= r1; r += R) {
+    const Block* rows[R];
+    float out[R];
+    for (size_t k = 0; k < R; ++k) rows[k] = row(r + k);
+    kernel(std::integral_constant<size_t, R>(), rows, out);
+    for (size_t k = 0; k < R; ++k) y[r + k] = (base ? base[r + k] : 0.0f) + out[k];
+  }
+  for (; r < r1; ++r) {
+    const Block* rows[1] = {row(r)};
+    float out[1];
+    kernel(std::integral_constant<size_t, 1>(), rows, out);
+    y[r] = (base ? base[r] : 0.0f) + out[0];
+  }
+}
+
+void RowsQ8_0(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  rows_t<GgufBlockQ8_0, 4>(m, base, y, r0, r1, [&](auto rows_n, const GgufBlockQ8_0* const* b, float* out) {
+    rows_q8_0<decltype(rows_n)::value>(b, m.x, m.cols / 32, out);
+  });
+}
+void RowsQ4_0(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  rows_t<GgufBlockQ4_0, 4>(m, base, y, r0, r1, [&](auto rows_n, const GgufBlockQ4_0* const* b, float* out) {
+    rows_q4_0<decltype(rows_n)::value>(b, m.x, m.cols / 32, out);
+  });
+}
+void RowsQ4K(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  rows_t<GgufBlockQ4K, 4>(m, base, y, r0, r1, [&](auto rows_n, const GgufBlockQ4K* const* b, float* out) {
+    rows_q4_k<decltype(rows_n)::value>(b, m.x, m.x_sums, m.cols / 256, out);
+  });
+}
+void RowsQ5K(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  rows_t<GgufBlockQ5K, 4>(m, base, y, r0, r1, [&](auto rows_n, const GgufBlockQ5K* const* b, float* out) {
+    rows_q5_k<decltype(rows_n)::value>(b, m.x, m.x_sums, m.cols / 256, out);
+  });
+}
+void RowsQ6K(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  rows_t<GgufBlockQ6K, 4>(m, base, y, r0, r1, [&](auto rows_n, const GgufBlockQ6K* const* b, float* out) {
+    rows_q6_k<decltype(rows_n)::value>(b, m.x, m.cols / 256, out);
+  });
+}
+
+}  // namespace qwen35::gguf_cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace qwen35 {
+namespace gguf_cpu {
+
+HWY_EXPORT(RowsQ8_0);
+HWY_EXPORT(RowsQ4_0);
+HWY_EXPORT(RowsQ4K);
+HWY_EXPORT(RowsQ5K);
+HWY_EXPORT(RowsQ6K);
+
+namespace {
+
+// y[r] = base[r] + W[r, :] . m.x for r in [r0, r1), by the target's kernel for `type`.
+void run_rows(DType type, const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  switch (type) {
+    case DType::kQ8_0: return HWY_DYNAMIC_DISPATCH(RowsQ8_0)(m, base, y, r0, r1);
+    case DType::kQ4_0: return HWY_DYNAMIC_DISPATCH(RowsQ4_0)(m, base, y, r0, r1);
+    case DType::kQ4_K: return HWY_DYNAMIC_DISPATCH(RowsQ4K)(m, base, y, r0, r1);
+    case DType::kQ5_K: return HWY_DYNAMIC_DISPATCH(RowsQ5K)(m, base, y, r0, r1);
+    default: return HWY_DYNAMIC_DISPATCH(RowsQ6K)(m, base, y, r0, r1);
+  }
+}
+
+bool needs_sums(DType type) { return type == DType::kQ4_K || type == DType::kQ5_K; }
+
+// Rows per task: about 64k weights, a multiple of 4.
+size_t row_grain(uint32_t cols) { return std::max<size_t>(4, 65536 / std::max<uint32_t>(cols, 1) / 4 * 4); }
+
+// x's sums per 32 elements, in `sums` (cols / 32 floats), when the type uses them.
+const float* prepare_sums(DType type, const float* x, uint32_t cols, float* sums) {
+  if (!needs_sums(type)) return nullptr;
+  for (uint32_t g = 0; g < cols / 32; ++g) {
+    float s = 0;
+    for (uint32_t k = 0; k < 32; ++k) s += x[32 * g + k];
+    sums[g] = s;
+  }
+  return sums;
+}
+
+Rows rows_of(DType type, DevicePtr w, uint32_t cols, const float* x, const float* sums) {
+  return Rows{.w = host_ptr<const std::byte>(w), .row_bytes = dtype_bytes(type, cols), .cols = cols, .x = x,
+              .x_sums = sums};
+}
+
+void gemv(CpuBackend& cpu, DType type, const GemvArgs& a) {
+  const float* x = host_ptr<const float>(a.x);
+  const Rows m = rows_of(type, a.w, a.cols, x, prepare_sums(type, x, a.cols, cpu.launch_scratch(a.cols / 32)));
+  float* y = host_ptr<float>(a.y);
+  cpu.pool().parallel_for(a.rows, row_grain(a.cols), [&](size_t begin, size_t end) { run_rows(type, m, nullptr, y, begin, end); });
+}
+
+void gemv_pair(CpuBackend& cpu, DType type, const GemvPairArgs& a) {
+  const float* x = host_ptr<const float>(a.x);
+  const float* sums = prepare_sums(type, x, a.cols, cpu.launch_scratch(a.cols / 32));
+  const Rows m0 = rows_of(type, a.w0, a.cols, x, sums);
+  const Rows m1 = rows_of(type, a.w1, a.cols, x, sums);
+  float* y0 = host_ptr<float>(a.y0);
+  float* y1 = host_ptr<float>(a.y1);
+  // One index space over both matrices, so both are split across all threads.
+  cpu.pool().parallel_for(size_t{a.rows0} + a.rows1, row_grain(a.cols), [&](size_t begin, size_t end) {
+    if (begin < a.rows0) run_rows(type, m0, nullptr, y0, begin, std::min<size_t>(end, a.rows0));
+    if (end > a.rows0) run_rows(type, m1, nullptr, y1, std::max<size_t>(begin, a.rows0) - a.rows0, end - a.rows0);
+  });
+}
+
+void gemv_silu_gate(CpuBackend& cpu, DType type, const GemvSiluGateArgs& a) {
+  float* act = cpu.launch_scratch(size_t{a.cols} + a.cols / 32);
+  simd::silu_mul(host_ptr<const float>(a.gate), host_ptr<const float>(a.up), act, a.cols);
+  const Rows m = rows_of(type, a.w, a.cols, act, prepare_sums(type, act, a.cols, act + a.cols));
+  const float* residual = a.residual.is_null() ? nullptr : host_ptr<const float>(a.residual);
+  float* y = host_ptr<float>(a.y);
+  cpu.pool().parallel_for(a.rows, row_grain(a.cols), [&](size_t begin, size_t end) { run_rows(type, m, residual, y, begin, end); });
+}
+
+}  // namespace
+}  // namespace gguf_cpu
+
+void register_cpu_gguf_kernels(CpuBackend& cpu) {
+  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+    const std::string s = dtype_lower_name(type);
+    cpu.register_kernel<GemvArgs>("gemv_" + s, [&cpu, type](const GemvArgs& a) { gguf_cpu::gemv(cpu, type, a); });
+    cpu.register_kernel<GemvPairArgs>("gemv_pair_" + s,
+                                      [&cpu, type](const GemvPairArgs& a) { gguf_cpu::gemv_pair(cpu, type, a); });
+    cpu.register_kernel<GemvSiluGateArgs>(
+        "gemv_silu_gate_" + s, [&cpu, type](const GemvSiluGateArgs& a) { gguf_cpu::gemv_silu_gate(cpu, type, a); });
+    cpu.register_kernel<RowToF32Args>("row_to_f32_" + s, [type](const RowToF32Args& a) {
+      gguf_dequantize_row(type, host_ptr<const std::byte>(a.w) + size_t{a.row} * dtype_bytes(type, a.cols),
+                          host_ptr<float>(a.y), a.cols);
+    });
+  }
+}
+
+}  // namespace qwen35
+#endif  // HWY_ONCE

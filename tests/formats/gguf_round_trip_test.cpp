@@ -1,0 +1,205 @@
+// GGUF end to end: each golden checkpoint written as a llama.cpp-style GGUF
+// (gguf_test_util.h: the converter's transforms, value heads tiled) with its
+// matrices in one type, opened back with open_checkpoint, decoded on the CPU
+// backend with a float32 KV cache and compared with the golden float64
+// logits. The bounds are measured values with margin (docs/accuracy.md). Also:
+// the checkpoint-level errors (missing tensor, architecture) and that the
+// tiled value-head map is what makes tiny (4 value / 2 key heads) right.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "gguf_test_util.h"
+#include "qwen35/checkpoint.h"
+#include "qwen35/model.h"
+#include "support/test_support.h"
+
+namespace qwen35::testing {
+namespace {
+
+struct RoundTripCase {
+  std::string folder;
+  DType type;
+  double max_relative_error;  // max |logit - golden| / max |golden|
+  double min_top1_agreement;  // fraction of positions whose argmax matches the golden one
+};
+
+std::string case_name(const ::testing::TestParamInfo<RoundTripCase>& info) {
+  std::string name = info.param.folder + "_" + dtype_lower_name(info.param.type);
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
+struct Decoded {
+  std::vector<float> logits;
+  double relative_error;
+  size_t agree, tokens;
+};
+
+Decoded decode_against_golden(const std::string& folder, Checkpoint checkpoint, const std::string& backend = "cpu") {
+  const std::filesystem::path golden = shared_dir() / "golden" / folder;
+  const Qwen35ForwardConfig config = checkpoint.config;
+  std::unique_ptr<GpuBackend> gpu = create_backend(backend, BackendOptions{.threads = 2});
+  std::shared_ptr<const TensorSource> tensors = std::move(checkpoint.tensors);
+  std::unique_ptr<Model> model = Model::load(*gpu, config, tensors, checkpoint.layout);
+  const std::vector<int32_t> tokens = read_tokens(golden / "tokens.txt");
+  const std::vector<float> golden_logits = read_f32_file(golden / "logits.f32");
+  Session session(*model, static_cast<uint32_t>(tokens.size()), KvDtype::kF32);
+  Decoded out{};
+  for (int32_t token : tokens) {
+    const std::span<const float> l = session.decode(token);
+    out.logits.insert(out.logits.end(), l.begin(), l.end());
+  }
+  EXPECT_EQ(out.logits.size(), golden_logits.size());
+  const Deviation d = deviation(out.logits.data(), golden_logits.data(), out.logits.size());
+  EXPECT_FALSE(d.has_nan);
+  out.relative_error = d.relative();
+  out.tokens = tokens.size();
+  const size_t vocab = config.vocab;
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    const float* g = golden_logits.data() + t * vocab;
+    const float* a = out.logits.data() + t * vocab;
+    out.agree += std::max_element(a, a + vocab) - a == std::max_element(g, g + vocab) - g;
+  }
+  return out;
+}
+
+class GgufRoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
+
+TEST_P(GgufRoundTrip, LogitsStayNearTheGolden) {
+  const RoundTripCase& param = GetParam();
+  TempDir dir;
+  const std::filesystem::path file = dir.path() / "model.gguf";
+  write_gguf_from_checkpoint(open_hf_checkpoint(shared_dir() / "golden" / param.folder), file,
+                             {.matrix_type = param.type});
+  Checkpoint checkpoint = open_checkpoint(file);
+  EXPECT_EQ(checkpoint.config.value_head_map, ValueHeadMap::kTiled);
+  EXPECT_TRUE(checkpoint.layout.norms_include_one);
+  const TensorView* embed = checkpoint.tensors->find("model.embed_tokens.weight");
+  ASSERT_NE(embed, nullptr);
+  EXPECT_EQ(embed->dtype, param.type);
+  EXPECT_EQ(embed->name, "token_embd.weight");
+
+  const Decoded d = decode_against_golden(param.folder, std::move(checkpoint));
+  const double agreement = static_cast<double>(d.agree) / static_cast<double>(d.tokens);
+  std::cout << "[ gguf     ] " << param.folder << " " << dtype_name(param.type)
+            << ": max |logit - golden| / max |golden| = " << d.relative_error << ", top-1 agreement " << d.agree
+            << "/" << d.tokens << "\n";
+  EXPECT_LE(d.relative_error, param.max_relative_error);
+  EXPECT_GE(agreement, param.min_top1_agreement);
+}
+
+// Bounds: about twice the measured error (docs/accuracy.md, GGUF section).
+INSTANTIATE_TEST_SUITE_P(
+    Goldens, GgufRoundTrip,
+    ::testing::Values(RoundTripCase{"tiny", DType::kF32, 1e-4, 1.0}, RoundTripCase{"tiny", DType::kBF16, 1e-4, 1.0},
+                      RoundTripCase{"tiny", DType::kF16, 1e-4, 1.0}, RoundTripCase{"tiny", DType::kQ8_0, 0.08, 0.85},
+                      RoundTripCase{"tiny", DType::kQ6_K, 0.33, 0.45}, RoundTripCase{"tiny", DType::kQ5_K, 0.75, 0.3},
+                      RoundTripCase{"tiny", DType::kQ4_K, 1.2, 0.15}, RoundTripCase{"tiny", DType::kQ4_0, 1.2, 0.12},
+                      RoundTripCase{"tied-flat-sharded", DType::kF32, 1e-4, 1.0},
+                      RoundTripCase{"tied-flat-sharded", DType::kF16, 0.02, 0.95},
+                      RoundTripCase{"tied-flat-sharded", DType::kQ8_0, 0.2, 0.75},
+                      RoundTripCase{"tied-flat-sharded", DType::kQ6_K, 0.75, 0.45},
+                      RoundTripCase{"tied-flat-sharded", DType::kQ5_K, 1.2, 0.25},
+                      RoundTripCase{"tied-flat-sharded", DType::kQ4_K, 1.8, 0.15},
+                      RoundTripCase{"tied-flat-sharded", DType::kQ4_0, 2.2, 0.05}),
+    case_name);
+
+// The file holds tiled value heads; reading them with the grouped map (the
+// Hugging Face one) must visibly break tiny, whose 4 value heads share 2 key heads.
+TEST(GgufCheckpoint, TiledValueHeadsAreWhatMakesTinyRight) {
+  TempDir dir;
+  const std::filesystem::path file = dir.path() / "tiny.gguf";
+  write_gguf_from_checkpoint(open_hf_checkpoint(shared_dir() / "golden" / "tiny"), file, {.matrix_type = DType::kF32});
+  Checkpoint grouped = open_gguf_checkpoint(file);
+  ASSERT_EQ(grouped.config.n_heads_v_lin, 4u);
+  ASSERT_EQ(grouped.config.n_heads_k_lin, 2u);
+  grouped.config.value_head_map = ValueHeadMap::kGrouped;
+  const Decoded wrong = decode_against_golden("tiny", std::move(grouped));
+  std::cout << "[ gguf     ] tiny F32 read with the grouped map: error " << wrong.relative_error << "\n";
+  EXPECT_GT(wrong.relative_error, 1e-2);
+  const Decoded right = decode_against_golden("tiny", open_gguf_checkpoint(file), "reference");
+  EXPECT_LE(right.relative_error, 1e-4);
+}
+
+void expect_open_error(const std::filesystem::path& file, const std::string& needle) {
+  try {
+    open_checkpoint(file);
+    ADD_FAILURE() << "opening " << file << " did not fail; expected an error containing: " << needle;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(file.filename().string()), std::string::npos) << e.what();
+  }
+}
+
+TEST(GgufCheckpoint, ErrorsNameTheFileAndWhatIsWrong) {
+  TempDir dir;
+  const Checkpoint tiny = open_hf_checkpoint(shared_dir() / "golden" / "tiny");
+  const auto write = [&](const std::string& name, GgufConvertOptions options) {
+    const std::filesystem::path file = dir.path() / name;
+    options.matrix_type = DType::kQ8_0;
+    write_gguf_from_checkpoint(tiny, file, options);
+    return file;
+  };
+  expect_open_error(write("missing.gguf", {.skip = {"blk.1.ssm_a"}}),
+                    "missing tensor 'blk.1.ssm_a' (the model's 'model.layers.1.linear_attn.A_log')");
+  expect_open_error(write("missing_ffn.gguf", {.skip = {"blk.3.ffn_down.weight"}}), "missing tensor 'blk.3.ffn_down.weight'");
+  expect_open_error(write("moe.gguf", {.architecture = "qwen35moe"}), "architecture 'qwen35moe' (Qwen3.5 mixture of experts) is not supported yet");
+  expect_open_error(write("llama.gguf", {.architecture = "llama"}), "unsupported architecture 'llama' (expected 'qwen35')");
+  // A GGUF without the extension is recognised by its magic.
+  const std::filesystem::path renamed = dir.path() / "model.bin";
+  std::filesystem::copy_file(write("valid.gguf", {}), renamed);
+  EXPECT_EQ(open_checkpoint(renamed).config.value_head_map, ValueHeadMap::kTiled);
+  const std::filesystem::path not_gguf = dir.path() / "notes.txt";
+  std::ofstream(not_gguf) << "hello";
+  expect_open_error(not_gguf, "is a file but not a GGUF file");
+}
+
+// An MTP block after the decoder (block_count includes it) is ignored.
+TEST(GgufCheckpoint, MtpBlockIsIgnored) {
+  TempDir dir;
+  const std::filesystem::path file = dir.path() / "mtp.gguf";
+  write_gguf_from_checkpoint(open_hf_checkpoint(shared_dir() / "golden" / "tiny"), file,
+                             {.matrix_type = DType::kF32, .mtp_block = true});
+  Checkpoint checkpoint = open_checkpoint(file);
+  EXPECT_EQ(checkpoint.config.num_layers, 4u);
+  EXPECT_LE(decode_against_golden("tiny", std::move(checkpoint)).relative_error, 1e-4);
+}
+
+TEST(GgufCheckpoint, ShapeMismatchNamesTheGgufTensor) {
+  TempDir dir;
+  const std::filesystem::path file = dir.path() / "tiny.gguf";
+  write_gguf_from_checkpoint(open_hf_checkpoint(shared_dir() / "golden" / "tiny"), file, {.matrix_type = DType::kQ8_0});
+  Checkpoint checkpoint = open_checkpoint(file);
+  Qwen35ForwardConfig config = checkpoint.config;
+  config.intermediate = 256;  // the file's ffn tensors are [512, 256]
+  std::unique_ptr<GpuBackend> gpu = create_backend("reference");
+  std::shared_ptr<const TensorSource> tensors = std::move(checkpoint.tensors);
+  try {
+    Model::load(*gpu, config, tensors, checkpoint.layout);
+    ADD_FAILURE() << "loading with the wrong intermediate size did not fail";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tiny.gguf: tensor 'blk.0.ffn_gate.weight' (Q8_0) has shape [512, 256]; "
+                                         "expected [256, 256]"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(GgufCheckpoint, SmallProjectionsKeepTheirOwnType) {
+  TempDir dir;
+  const std::filesystem::path file = dir.path() / "mixed.gguf";
+  write_gguf_from_checkpoint(open_hf_checkpoint(shared_dir() / "golden" / "tiny"), file,
+                             {.matrix_type = DType::kQ6_K, .small_type = DType::kBF16});
+  Checkpoint checkpoint = open_checkpoint(file);
+  EXPECT_EQ(checkpoint.tensors->find("model.layers.0.linear_attn.in_proj_a.weight")->dtype, DType::kBF16);
+  EXPECT_EQ(checkpoint.tensors->find("model.layers.0.linear_attn.in_proj_qkv.weight")->dtype, DType::kQ6_K);
+  EXPECT_EQ(checkpoint.tensors->find("model.layers.0.linear_attn.conv1d.weight")->shape,
+            (std::vector<int64_t>{1024, 1, 4}));
+  const Decoded d = decode_against_golden("tiny", std::move(checkpoint));
+  EXPECT_LE(d.relative_error, 0.2);
+}
+
+}  // namespace
+}  // namespace qwen35::testing
