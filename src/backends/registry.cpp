@@ -8,6 +8,9 @@
 #if defined(QWEN35_HAVE_VULKAN)
 #include "vulkan/vulkan_backend.h"
 #endif
+#if defined(QWEN35_HAVE_CUDA)
+#include "cuda/cuda_backend.h"
+#endif
 
 namespace qwen35 {
 namespace {
@@ -23,6 +26,9 @@ const std::vector<BackendEntry>& backends() {
       BackendEntry{"reference", [](const BackendOptions&) { return std::make_unique<ReferenceBackend>(); }},
 #if defined(QWEN35_HAVE_VULKAN)
       BackendEntry{"vulkan", [](const BackendOptions& o) { return std::make_unique<VulkanBackend>(o); }},
+#endif
+#if defined(QWEN35_HAVE_CUDA)
+      BackendEntry{"cuda", [](const BackendOptions& o) { return std::make_unique<CudaBackend>(o); }},
 #endif
   };
   return kBackends;
