@@ -41,16 +41,26 @@ std::string family(const std::string& kernel) {
   return "elementwise";
 }
 
-// --dtype: the preset's weights as made (bf16, f16, f32) or quantized from bf16 in memory (mlx8, mlx4).
+// --dtype: the preset's weights as made (bf16, f16, f32), quantized from bf16 in
+// memory (mlx8, mlx4) or converted from bf16 to a temporary GGUF file (q8_0 ... q6_k).
 void set_preset_weights(const std::string& name, qwen35::app::ModelOptions& model) {
   using qwen35::DType;
+  constexpr DType kGgufTypes[] = {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
+  const auto gguf = std::find_if(std::begin(kGgufTypes), std::end(kGgufTypes),
+                                 [&](DType type) { return qwen35::dtype_lower_name(type) == name; });
   if (name == "bf16" || name == "f16" || name == "f32") {
     model.weight_dtype = name == "bf16" ? DType::kBF16 : name == "f16" ? DType::kF16 : DType::kF32;
   } else if (name == "mlx8" || name == "mlx4") {
     model.weight_dtype = DType::kBF16;
     model.random_mlx = qwen35::MlxAffineParams{.bits = name == "mlx8" ? 8u : 4u, .group_size = 64};
+  } else if (gguf != std::end(kGgufTypes)) {
+    model.weight_dtype = DType::kBF16;
+    model.random_gguf = *gguf;
   } else {
-    qwen35::fail("unknown --dtype '{}' (expected bf16, f16, f32, mlx8 or mlx4)", name);
+    std::vector<std::string> gguf_names;
+    for (DType type : kGgufTypes) gguf_names.push_back(qwen35::dtype_lower_name(type));
+    qwen35::fail("unknown --dtype '{}' (expected one of bf16, f16, f32, mlx8, mlx4, {})", name,
+                 fmt::join(gguf_names, ", "));
   }
 }
 
@@ -158,7 +168,10 @@ void add_bench_command(CLI::App& app) {
   options->model.add_to(*command);
   command->add_option("--preset", options->preset, "random-weight model shape when no --model is given: 0.8b")
       ->capture_default_str();
-  command->add_option("--dtype", options->dtype, "weights of the preset: bf16, f16, f32, or mlx8/mlx4 (quantized from bf16 in memory)")->capture_default_str();
+  command->add_option("--dtype", options->dtype,
+                      "weights of the preset: bf16, f16, f32, mlx8/mlx4 (quantized from bf16 in memory) or "
+                      "q8_0/q4_0/q4_k/q5_k/q6_k (converted from bf16 to a temporary GGUF file)")
+      ->capture_default_str();
   command->add_option("-n,--tokens", options->tokens, "tokens decoded per repeat")->capture_default_str();
   command->add_option("--repeats", options->repeats, "timed repeats (the median is reported)")->capture_default_str();
   command->add_option("--context", options->context, "tokens already in the KV cache")->capture_default_str();

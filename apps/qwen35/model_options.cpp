@@ -5,9 +5,11 @@
 
 #include <charconv>
 #include <cstdio>
+#include <filesystem>
 
 #include <fmt/format.h>
 
+#include "formats/gguf_converter.h"
 #include "formats/mlx_quantizer.h"
 #include "qwen35/checkpoint.h"
 
@@ -53,6 +55,42 @@ Model::LoadProgress load_progress_bar() {
   };
 }
 
+// Removes a file when it goes out of scope, also when what came between threw.
+class RemovedOnExit {
+ public:
+  explicit RemovedOnExit(std::filesystem::path path) : path_(std::move(path)) {}
+  ~RemovedOnExit() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
+  RemovedOnExit(const RemovedOnExit&) = delete;
+  RemovedOnExit& operator=(const RemovedOnExit&) = delete;
+
+ private:
+  std::filesystem::path path_;
+};
+
+// The random weights written as a GGUF file of `type` in the temporary directory,
+// loaded through the GGUF loader like any .gguf, and the file removed. Removing it
+// once loaded is safe with every backend: the CPU backend copies the weights
+// (CpuBackend::map_host), and where a backend aliases them (the reference
+// backend) it aliases the file's mapping, which the model keeps and which POSIX
+// keeps readable after the name is gone.
+std::unique_ptr<Model> load_random_as_gguf(GpuBackend& gpu, const Qwen35ForwardConfig& config,
+                                           std::shared_ptr<TensorSource> random, DType type) {
+  const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                     fmt::format("qwen35-random-{}-{}.gguf", dtype_lower_name(type), getpid());
+  const RemovedOnExit removed(file);
+  fmt::print(stderr, "qwen35: converting the random weights to GGUF {} in {} (removed once loaded)\n",
+             dtype_name(type), file.string());
+  write_gguf_checkpoint(config, *random, CheckpointLayout::hugging_face("model.language_model."),
+                        "random Qwen3.5-0.8B", file, {.matrix_type = type});
+  random.reset();  // the bf16 weights are no longer needed: free them before loading
+  Checkpoint checkpoint = open_checkpoint(file);
+  std::shared_ptr<const TensorSource> tensors = std::move(checkpoint.tensors);
+  return Model::load(gpu, checkpoint.config, tensors, checkpoint.layout, load_progress_bar());
+}
+
 }  // namespace
 
 LoadedModel load_model(const ModelOptions& options) {
@@ -78,6 +116,9 @@ LoadedModel load_model(const ModelOptions& options) {
       const std::shared_ptr<const TensorSource> tensors(both, both->quantized.get());
       loaded.model = Model::load(*loaded.backend, config, tensors, quantized.layout, load_progress_bar());
       loaded.description += fmt::format(" quantized to mlx{}", options.random_mlx->bits);
+    } else if (options.random_gguf) {
+      loaded.model = load_random_as_gguf(*loaded.backend, config, std::move(weights), *options.random_gguf);
+      loaded.description += fmt::format(" converted to GGUF {}", dtype_name(*options.random_gguf));
     } else {
       loaded.model = Model::load(*loaded.backend, config, weights, "model.language_model.", load_progress_bar());
     }

@@ -27,6 +27,9 @@ struct ModelOptions {
   DType weight_dtype = DType::kBF16;  // random weights only
   // Random weights only: quantized in memory to MLX affine (bench's --dtype mlx8|mlx4).
   std::optional<MlxAffineParams> random_mlx;
+  // Random weights only: written to a temporary GGUF file in this block type and
+  // loaded through the GGUF loader (bench's --dtype q8_0|q4_0|q4_k|q5_k|q6_k).
+  std::optional<DType> random_gguf;
 
   // `seed_help` says what --seed seeds in this command (the random weights, and where
   // the command samples, the sampler too).

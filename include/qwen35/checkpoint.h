@@ -28,6 +28,10 @@ struct TensorView {
 
   int64_t numel() const;
   std::string shape_string() const;  // "[1024, 256]"
+  // Element i of an F32, F16 or BF16 tensor as float32.
+  float float_at(size_t i) const;
+  // All elements as float32; throws Error naming the tensor unless F32, F16 or BF16.
+  std::vector<float> to_floats() const;
 };
 
 class TensorSource {

@@ -20,20 +20,6 @@ constexpr std::string_view kMlxPrefix = "language_model.model.";
 constexpr std::string_view kMlxLmHead = "language_model.lm_head.weight";
 
 
-std::vector<float> to_f32(const TensorView& t) {
-  std::vector<float> out(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (t.dtype == DType::kF32) {
-      std::memcpy(&out[i], t.data + i * 4, 4);
-    } else {
-      uint16_t v;
-      std::memcpy(&v, t.data + i * 2, 2);
-      out[i] = t.dtype == DType::kBF16 ? bf16_to_f32(v) : f16_to_f32(v);
-    }
-  }
-  return out;
-}
-
 bool is_quantizable(std::string_view rest, const TensorView& t, bool is_lm_head, uint32_t group_size) {
   const bool linear = is_lm_head || rest == "embed_tokens.weight" || rest.ends_with("_proj.weight");
   return linear && is_float_dtype(t.dtype) && t.shape.size() == 2 && t.shape[1] % group_size == 0;
@@ -83,7 +69,7 @@ using Writer = MlxQuantizedTensors;
 
 void add_quantized(Writer& out, const std::string& module, const TensorView& t, MlxAffineParams p) {
   const auto rows = static_cast<uint32_t>(t.shape[0]), cols = static_cast<uint32_t>(t.shape[1]);
-  const std::vector<float> w = to_f32(t);
+  const std::vector<float> w = t.to_floats();
   const uint32_t words = cols * p.bits / 32, groups = cols / p.group_size;
   const size_t scale_size = dtype_size(t.dtype);
   std::vector<std::byte> codes(size_t{rows} * words * 4), scales(size_t{rows} * groups * scale_size),
@@ -107,7 +93,7 @@ void add_tensor(Writer& out, const CheckpointLayout& layout, const std::string& 
              t.shape.size() == 3) {
     out.add(out_name, t.dtype, {t.shape[0], t.shape[2], t.shape[1]}, {t.data, t.bytes});  // same element order
   } else if (is_zero_centred_norm(rest) && !layout.norms_include_one && is_float_dtype(t.dtype)) {
-    std::vector<float> w = to_f32(t);
+    std::vector<float> w = t.to_floats();
     for (float& v : w) v += 1.0f;
     std::vector<std::byte> bytes(w.size() * 4);
     std::memcpy(bytes.data(), w.data(), bytes.size());

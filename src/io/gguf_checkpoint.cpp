@@ -180,17 +180,6 @@ Qwen35ForwardConfig config_from_metadata(const GgufContents& contents, const std
   return c;
 }
 
-double float_element(const TensorView& t, size_t i) {
-  if (t.dtype == DType::kF32) {
-    float v;
-    std::memcpy(&v, t.data + 4 * i, 4);
-    return v;
-  }
-  uint16_t v;
-  std::memcpy(&v, t.data + 2 * i, 2);
-  return t.dtype == DType::kBF16 ? bf16_to_f32(v) : f16_to_f32(v);
-}
-
 class GgufTensorSource final : public TensorSource {
  public:
   explicit GgufTensorSource(const fs::path& path) : file_(path) {
@@ -245,7 +234,7 @@ class GgufTensorSource final : public TensorSource {
     }
     std::vector<float>& values = owned_.emplace_back(static_cast<size_t>(ssm_a.numel()));
     for (size_t i = 0; i < values.size(); ++i) {
-      const double a = float_element(ssm_a, i);
+      const double a = ssm_a.float_at(i);
       if (!(a < 0.0)) {
         fail("{}: tensor '{}' element {} is {}; expected ssm_a = -exp(A_log) < 0", ssm_a.file, ssm_a.name, i, a);
       }

@@ -1,5 +1,5 @@
 // GGUF end to end: each golden checkpoint written as a llama.cpp-style GGUF
-// (gguf_test_util.h: the converter's transforms, value heads tiled) with its
+// (formats/gguf_converter.h: the converter's transforms, value heads tiled) with its
 // matrices in one type, opened back with open_checkpoint, decoded on the CPU
 // backend with a float32 KV cache and compared with the golden float64
 // logits. The bounds are measured values with margin (docs/accuracy.md). Also:
@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <fstream>
 
-#include "gguf_test_util.h"
+#include "formats/gguf_converter.h"
 #include "qwen35/checkpoint.h"
 #include "qwen35/model.h"
 #include "support/test_support.h"
@@ -199,6 +199,30 @@ TEST(GgufCheckpoint, SmallProjectionsKeepTheirOwnType) {
             (std::vector<int64_t>{1024, 1, 4}));
   const Decoded d = decode_against_golden("tiny", std::move(checkpoint));
   EXPECT_LE(d.relative_error, 0.2);
+}
+
+// `qwen35 bench --dtype q8_0` removes its temporary GGUF once the model is
+// loaded: the reference backend aliases the file's mapping, which must outlive the name.
+TEST(GgufCheckpoint, LoadedModelOutlivesTheFileName) {
+  TempDir dir;
+  const std::filesystem::path file = dir.path() / "removed.gguf";
+  write_gguf_from_checkpoint(open_hf_checkpoint(shared_dir() / "golden" / "tiny"), file, {.matrix_type = DType::kQ8_0});
+  Checkpoint checkpoint = open_checkpoint(file);
+  std::filesystem::remove(file);
+  EXPECT_LE(decode_against_golden("tiny", std::move(checkpoint), "reference").relative_error, 0.08);
+}
+
+TEST(GgufConverter, ReadsOnlyTheHuggingFaceLayout) {
+  TempDir dir;
+  Checkpoint tiny = open_hf_checkpoint(shared_dir() / "golden" / "tiny");
+  tiny.layout.norms_include_one = true;  // as MLX stores them
+  try {
+    write_gguf_from_checkpoint(tiny, dir.path() / "mlx.gguf", {});
+    ADD_FAILURE() << "converting a layout with the +1 in the norms did not fail";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the GGUF converter reads the Hugging Face layout"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
