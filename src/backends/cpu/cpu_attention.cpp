@@ -49,6 +49,21 @@ KvRows kv_rows(DevicePtr cache, uint32_t kv_dim, uint32_t offset, uint32_t head_
   }
 }
 
+// Asks for one KV head's slice of positions [t0, t0 + n) ahead of use: a head's
+// slice is a fraction of each cached row, too short a run for the hardware
+// prefetcher to ramp up on before the next row's slice.
+template <typename E>
+void prefetch_kv_head(DevicePtr cache, uint32_t kv_dim, uint32_t offset, uint32_t head_dim, uint32_t t0, uint32_t n) {
+  const size_t row_bytes = kv_row_bytes(kv_dtype_of<E>(), kv_dim);
+  const size_t element_bytes = kv_code_bytes<E>();  // fp8: the codes; its scales are a few bytes per row
+  const auto* base = host_ptr<const uint8_t>(cache) + size_t{t0} * row_bytes + size_t{offset} * element_bytes;
+  for (uint32_t b = 0; b < n; ++b) {
+    for (size_t line = 0; line < size_t{head_dim} * element_bytes; line += 64) {
+      __builtin_prefetch(base + b * row_bytes + line);
+    }
+  }
+}
+
 // Positions scored together before one softmax rescale.
 constexpr uint32_t kBlock = 32;
 
@@ -74,6 +89,10 @@ void attend_chunk(const AttentionDecodeArgs& a, uint32_t g, uint32_t t_begin, ui
   dots.resize(group);
   for (uint32_t t0 = t_begin; t0 < t_end; t0 += kBlock) {
     const uint32_t n = std::min(kBlock, t_end - t0);
+    if (t0 + kBlock < t_end) {
+      prefetch_kv_head<E>(a.k_cache, kv_dim, kv_offset, hd, t0 + kBlock, std::min(kBlock, t_end - t0 - kBlock));
+      prefetch_kv_head<E>(a.v_cache, kv_dim, kv_offset, hd, t0 + kBlock, std::min(kBlock, t_end - t0 - kBlock));
+    }
     const KvRows keys = kv_rows<E>(a.k_cache, kv_dim, kv_offset, hd, t0, n, k_tile);
     for (uint32_t b = 0; b < n; ++b) {
       simd::dot_many(keys.type, keys.row(b), q, hd, group, dots.data(), hd);
