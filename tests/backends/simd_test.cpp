@@ -4,6 +4,8 @@
 // at sizes just below and above every vector width.
 #include <gtest/gtest.h>
 
+#include <bit>
+
 #include <cmath>
 
 #include "cpu/simd.h"
@@ -149,6 +151,24 @@ TEST_P(Simd, AttentionPrimitivesShareOneRowAcrossQueries) {
           }
         }
       }
+    }
+  }
+}
+
+TEST_P(Simd, Fp8BlocksDecodeEveryCodeExactly) {
+  // Every code twice (both halves of the 512), each block of 16 with its own scale.
+  std::vector<uint8_t> codes(512);
+  for (size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<uint8_t>((i * 37) % 256);
+  std::vector<uint16_t> scales(codes.size() / 16);
+  for (size_t b = 0; b < scales.size(); ++b) scales[b] = f32_to_bf16(std::ldexp(1.0f, static_cast<int>(b % 9) - 6) * 1.5f);
+  std::vector<float> y(codes.size(), -1.0f);
+  simd::fp8_blocks_to_f32(codes.data(), scales.data(), codes.size(), y.data());
+  for (size_t i = 0; i < codes.size(); ++i) {
+    const float expected = fp8_e4m3_to_f32(codes[i]) * bf16_to_f32(scales[i / 16]);
+    if (std::isnan(expected)) {
+      EXPECT_TRUE(std::isnan(y[i])) << "code " << int{codes[i]};
+    } else {
+      ASSERT_EQ(std::bit_cast<uint32_t>(y[i]), std::bit_cast<uint32_t>(expected)) << "code " << int{codes[i]};
     }
   }
 }

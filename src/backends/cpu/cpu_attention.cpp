@@ -38,7 +38,9 @@ KvRows kv_rows(DevicePtr cache, uint32_t kv_dim, uint32_t offset, uint32_t head_
     const size_t row_bytes = kv_row_bytes(KvDtype::kFP8, kv_dim);
     const auto* base = host_ptr<const uint8_t>(cache);
     for (uint32_t b = 0; b < n; ++b) {
-      dequantize_fp8_kv(base + (t0 + b) * row_bytes, kv_dim, offset, head_dim, tile.data() + size_t{b} * head_dim);
+      const uint8_t* row = base + (t0 + b) * row_bytes;
+      simd::fp8_blocks_to_f32(row + offset, fp8_kv_scales(row, kv_dim) + offset / kKvFp8Block, head_dim,
+                              tile.data() + size_t{b} * head_dim);
     }
     return {reinterpret_cast<const uint8_t*>(tile.data()), head_dim * sizeof(float), head_dim,
             simd::WeightType::kF32};

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "cpu/simd.h"
@@ -326,6 +327,34 @@ void SiluMul(const float* gate, const float* up, float* y, size_t count) {
   for (; i < count; ++i) y[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+// FP8 E4M3 codes to float32 by bit arithmetic (exactly dtype.cpp's
+// fp8_e4m3_to_f32), times each block's BF16 scale.
+void Fp8Blocks(const uint8_t* codes, const uint16_t* scales, size_t count, float* y) {
+  const hn::CappedTag<float, 16> df;
+  const hn::Rebind<uint32_t, decltype(df)> du;
+  const hn::Rebind<int32_t, decltype(df)> di;
+  const hn::Rebind<uint8_t, decltype(df)> d8;
+  const size_t n = hn::Lanes(df);
+  const auto seven = hn::Set(du, 7u), fifteen = hn::Set(du, 15u);
+  for (size_t b = 0; b < count / 16; ++b) {
+    const auto scale = hn::Set(df, bf16_to_f32(scales[b]));
+    for (size_t l = 0; l < 16; l += n) {
+      const auto c = hn::PromoteTo(du, hn::LoadU(d8, codes + 16 * b + l));
+      const auto exponent = hn::And(hn::ShiftRight<3>(c), fifteen);
+      const auto mantissa = hn::And(c, seven);
+      const auto sign = hn::ShiftLeft<24>(hn::And(c, hn::Set(du, 0x80u)));
+      const auto normal = hn::BitCast(df, hn::Or(sign, hn::Or(hn::ShiftLeft<23>(hn::Add(exponent, hn::Set(du, 120u))),
+                                                             hn::ShiftLeft<20>(mantissa))));
+      const auto subnormal = hn::Or(hn::Mul(hn::ConvertTo(df, hn::BitCast(di, mantissa)), hn::Set(df, 1.0f / 512)),
+                                    hn::BitCast(df, sign));
+      auto value = hn::IfThenElse(hn::RebindMask(df, hn::Eq(exponent, hn::Zero(du))), subnormal, normal);
+      const auto nan = hn::And(hn::Eq(exponent, fifteen), hn::Eq(mantissa, seven));
+      value = hn::IfThenElse(hn::RebindMask(df, nan), hn::Set(df, std::numeric_limits<float>::quiet_NaN()), value);
+      hn::StoreU(hn::Mul(value, scale), df, y + 16 * b + l);
+    }
+  }
+}
+
 // Per value channel c, its column s (dk floats, in L1 after the first read):
 // sk = s.k, sq = s.q; delta = beta (v_c - decay sk); s = decay s + delta k;
 // out_c = decay sq + delta (k.q).
@@ -473,6 +502,7 @@ HWY_EXPORT(ExpShifted);
 HWY_EXPORT(SumSquares);
 HWY_EXPORT(ScaleMul);
 HWY_EXPORT(SiluMul);
+HWY_EXPORT(Fp8Blocks);
 HWY_EXPORT(GdnHead);
 HWY_EXPORT(ReadStreams);
 HWY_EXPORT(MlxGemvRows4);
@@ -558,6 +588,9 @@ void scale_mul(const float* x, float scale, const float* w, float* y, size_t n) 
   HWY_DYNAMIC_DISPATCH(ScaleMul)(x, scale, w, y, n);
 }
 void silu_mul(const float* gate, const float* up, float* y, size_t n) { HWY_DYNAMIC_DISPATCH(SiluMul)(gate, up, y, n); }
+void fp8_blocks_to_f32(const uint8_t* codes, const uint16_t* scales, size_t n, float* y) {
+  HWY_DYNAMIC_DISPATCH(Fp8Blocks)(codes, scales, n, y);
+}
 void gdn_head(float* state, const float* q, const float* k, const float* v, float decay, float beta, float* out,
               size_t dk, size_t dv) {
   HWY_DYNAMIC_DISPATCH(GdnHead)(state, q, k, v, decay, beta, out, dk, dv);
