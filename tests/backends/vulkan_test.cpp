@@ -1,9 +1,8 @@
-// What the shared suites do not reach on the Vulkan backend: recorded command
-// buffers (arguments copied at record time, per-token values read from device
-// memory at replay), host transfers of any size and alignment through the
-// staging ring, and the device index. A whole replayed decode is checked for
-// every capturing backend in tests/model/replay_test.cpp. Skipped, never
-// passed, where no Vulkan device exists.
+// What the shared suites do not reach on the Vulkan backend: host transfers
+// refused while recording, transfers of any size and alignment through the
+// staging ring, and the device index. Replay itself is checked for every
+// capturing backend in capture_test.cpp and tests/model/replay_test.cpp.
+// Skipped, never passed, where no Vulkan device exists.
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -22,12 +21,6 @@ class VulkanTest : public ::testing::Test {
     } catch (const DeviceUnavailable& e) {
       GTEST_SKIP() << e.what();
     }
-  }
-  std::vector<float> download_floats(DevicePtr src, size_t count) {
-    std::vector<float> out(count);
-    gpu_->download(out.data(), src, count * sizeof(float), stream());
-    gpu_->synchronize(stream());
-    return out;
   }
   Stream stream() { return gpu_->default_stream(); }
   std::unique_ptr<GpuBackend> gpu_;
@@ -49,62 +42,6 @@ TEST_F(VulkanTest, DeviceIndexOutOfRangeIsAnErrorNotAMissingDevice) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--device 1000"), std::string::npos) << e.what();
   }
-}
-
-// kv_append reads cache_pos from device memory: one recording, replayed after
-// each upload of new step values and new keys, fills one slot per replay.
-TEST_F(VulkanTest, ReplayReadsPerTokenValuesFromDeviceMemory) {
-  const uint32_t kv_dim = 24, capacity = 4;
-  DeviceBuffer k(*gpu_, kv_dim * 4), v(*gpu_, kv_dim * 4), step(*gpu_, sizeof(DecodeStepParams));
-  DeviceBuffer k_cache(*gpu_, capacity * kv_dim * 4), v_cache(*gpu_, capacity * kv_dim * 4);
-  gpu_->fill(k_cache.ptr(), 0, k_cache.bytes(), stream());
-  gpu_->fill(v_cache.ptr(), 0, v_cache.bytes(), stream());
-  const auto kernel = resolve_kernel<KvAppendArgs>(*gpu_, "kv_append_f32");
-
-  gpu_->begin_capture(stream());
-  KvAppendArgs args{.k = k.ptr(),
-                    .v = v.ptr(),
-                    .k_cache = k_cache.ptr(),
-                    .v_cache = v_cache.ptr(),
-                    .step = step.ptr(),
-                    .kv_dim = kv_dim};
-  launch(*gpu_, kernel, args, stream());
-  args.kv_dim = 1;  // the recording must have copied the arguments
-  const GraphHandle graph = gpu_->end_capture(stream());
-
-  for (uint32_t slot = 0; slot < capacity; ++slot) {
-    const DecodeStepParams params{.position = slot, .cache_pos = slot, .seq_len = slot + 1, .reserved = 0};
-    const std::vector<float> keys(kv_dim, static_cast<float>(slot + 1)), values(kv_dim, -static_cast<float>(slot + 1));
-    gpu_->upload(step.ptr(), &params, sizeof(params), stream());
-    gpu_->upload(k.ptr(), keys.data(), kv_dim * 4, stream());
-    gpu_->upload(v.ptr(), values.data(), kv_dim * 4, stream());
-    gpu_->replay(graph, stream());
-    gpu_->synchronize(stream());
-  }
-  const std::vector<float> keys = download_floats(k_cache.ptr(), capacity * kv_dim);
-  const std::vector<float> values = download_floats(v_cache.ptr(), capacity * kv_dim);
-  for (uint32_t i = 0; i < capacity * kv_dim; ++i) {
-    ASSERT_EQ(keys[i], static_cast<float>(i / kv_dim + 1)) << "element " << i;
-    ASSERT_EQ(values[i], -static_cast<float>(i / kv_dim + 1)) << "element " << i;
-  }
-  gpu_->destroy_graph(graph);
-}
-
-// The same graph replayed twice before one wait runs twice, in order.
-TEST_F(VulkanTest, GraphReplayedTwiceInOneBatchRunsTwice) {
-  const uint32_t n = 100;
-  DeviceBuffer x(*gpu_, n * 4);
-  const std::vector<float> ones(n, 1.0f);
-  gpu_->upload(x.ptr(), ones.data(), n * 4, stream());
-  const auto add = resolve_kernel<AddArgs>(*gpu_, "add");
-  gpu_->begin_capture(stream());
-  launch(*gpu_, add, AddArgs{.a = x.ptr(), .b = x.ptr(), .y = x.ptr(), .n = n}, stream());  // x = 2x
-  const GraphHandle graph = gpu_->end_capture(stream());
-  gpu_->replay(graph, stream());
-  gpu_->replay(graph, stream());
-  gpu_->synchronize(stream());
-  for (float value : download_floats(x.ptr(), n)) ASSERT_EQ(value, 4.0f);
-  gpu_->destroy_graph(graph);
 }
 
 TEST_F(VulkanTest, CaptureRefusesHostTransfers) {
