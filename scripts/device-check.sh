@@ -10,42 +10,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 arch=${1:-90}
 jobs=$(nproc)
-summary=()
-failed=0
-
 deadline=$((SECONDS + 470))  # the whole script: under 8 minutes
-
-# step NAME SECONDS COMMAND...: runs COMMAND under timeout (SECONDS, or what is
-# left before the deadline if less) and records the outcome.
-step() {
-  local name=$1 limit=$2
-  shift 2
-  local left=$((deadline - SECONDS))
-  if [ "$left" -lt 10 ]; then
-    summary+=("SKIPPED ${name} (out of time)")
-    failed=1
-    return 1
-  fi
-  [ "$limit" -gt "$left" ] && limit=$left
-  echo "=== ${name} (limit ${limit}s)"
-  local begin=$SECONDS rc=0
-  timeout --kill-after=10 "$limit" "$@" || rc=$?
-  local took=$((SECONDS - begin))
-  if [ "$rc" -eq 0 ]; then
-    summary+=("ok      ${name} (${took}s)")
-  else
-    [ "$rc" -eq 124 ] && summary+=("TIMEOUT ${name} (${took}s)") || summary+=("FAIL    ${name} (exit ${rc}, ${took}s)")
-    failed=1
-  fi
-  return "$rc"
-}
-
-finish() {
-  echo
-  echo "=== summary"
-  printf '%s\n' "${summary[@]}"
-  exit "$failed"
-}
+source scripts/steps.sh
 
 echo "=== machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null || echo "nvidia-smi: not available"
