@@ -1,12 +1,16 @@
 // The MLX quantizer: see mlx_quantizer.h for the rules.
 #include "formats/mlx_quantizer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <future>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "io/safetensors.h"
 #include "qwen35/error.h"
@@ -69,16 +73,29 @@ using Writer = MlxQuantizedTensors;
 
 void add_quantized(Writer& out, const std::string& module, const TensorView& t, MlxAffineParams p) {
   const auto rows = static_cast<uint32_t>(t.shape[0]), cols = static_cast<uint32_t>(t.shape[1]);
-  const std::vector<float> w = t.to_floats();
+  if (!is_float_dtype(t.dtype)) fail("quantize: '{}' is {}, not a float tensor", t.name, dtype_name(t.dtype));
   const uint32_t words = cols * p.bits / 32, groups = cols / p.group_size;
   const size_t scale_size = dtype_size(t.dtype);
   std::vector<std::byte> codes(size_t{rows} * words * 4), scales(size_t{rows} * groups * scale_size),
       biases(scales.size());
-  for (uint32_t r = 0; r < rows; ++r) {
-    mlx_quantize_row(w.data() + size_t{r} * cols, cols, p, t.dtype,
-                     reinterpret_cast<uint32_t*>(codes.data()) + size_t{r} * words,
-                     scales.data() + size_t{r} * groups * scale_size, biases.data() + size_t{r} * groups * scale_size);
+  // Rows are independent: each thread widens and quantizes its own (a 9B
+  // checkpoint has matrices of a billion weights).
+  const auto quantize_rows = [&](uint32_t begin, uint32_t end) {
+    std::vector<float> w(cols);
+    for (uint32_t r = begin; r < end; ++r) {
+      for (uint32_t c = 0; c < cols; ++c) w[c] = t.float_at(size_t{r} * cols + c);
+      mlx_quantize_row(w.data(), cols, p, t.dtype, reinterpret_cast<uint32_t*>(codes.data()) + size_t{r} * words,
+                       scales.data() + size_t{r} * groups * scale_size,
+                       biases.data() + size_t{r} * groups * scale_size);
+    }
+  };
+  const uint32_t threads = std::clamp<uint32_t>(std::thread::hardware_concurrency(), 1, std::max(rows / 64, 1u));
+  std::vector<std::future<void>> jobs;
+  for (uint32_t i = 0; i < threads; ++i) {
+    jobs.push_back(std::async(std::launch::async, quantize_rows, static_cast<uint32_t>(uint64_t{rows} * i / threads),
+                              static_cast<uint32_t>(uint64_t{rows} * (i + 1) / threads)));
   }
+  for (auto& job : jobs) job.get();
   out.add(module + ".weight", DType::kU32, {rows, words}, out.keep(std::move(codes)));
   out.add(module + ".scales", t.dtype, {rows, groups}, out.keep(std::move(scales)));
   out.add(module + ".biases", t.dtype, {rows, groups}, out.keep(std::move(biases)));
