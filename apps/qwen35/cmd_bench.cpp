@@ -4,6 +4,8 @@
 // close a run comes. --profile splits the token time by kernel.
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <map>
 
 #include <fmt/format.h>
@@ -11,18 +13,18 @@
 
 #include "commands.h"
 #include "model_options.h"
+#include "qwen35/device_bandwidth.h"
 #include "qwen35/host_bandwidth.h"
 
 namespace {
 
 struct BenchOptions {
   qwen35::app::ModelOptions model;
-  std::string preset = "0.8b";
   std::string dtype = "bf16";
   uint32_t tokens = 16;
   int repeats = 3;
   uint32_t context = 0;
-  double probe_gib = 1.0;
+  double probe_gib = 0;  // 0: 1 GiB of host memory, 4 GiB of device memory
   bool json = false;
   bool profile = false;
 };
@@ -67,8 +69,8 @@ void set_preset_weights(const std::string& name, qwen35::app::ModelOptions& mode
 void run_bench(BenchOptions options) {
   using namespace qwen35;
   using Clock = std::chrono::steady_clock;
-  if (options.model.model_dir.empty() && options.preset != "0.8b") {
-    fail("unknown --preset '{}' (available: 0.8b)", options.preset);
+  if (options.model.model_dir.empty() && !Qwen35ForwardConfig::preset(options.model.preset)) {
+    fail("unknown --preset '{}' (available: {})", options.model.preset, Qwen35ForwardConfig::kPresetNames);
   }
   set_preset_weights(options.dtype, options.model);
   options.model.context = options.context + options.tokens * (options.repeats + 1) + 1;
@@ -77,13 +79,24 @@ void run_bench(BenchOptions options) {
   const bool host_memory = gpu.name() == "cpu" || gpu.name() == "reference";
 
   // The probe runs between the timed repeats, so that each repeat's achieved
-  // bandwidth is divided by what the machine delivered at about that moment.
-  std::unique_ptr<HostReadProbe> probe;
+  // bandwidth is divided by what the machine delivered at about that moment:
+  // host memory for the host backends, device memory where the backend has a probe kernel.
+  const double probe_gib = options.probe_gib > 0 ? options.probe_gib : host_memory ? 1.0 : 4.0;
+  const size_t probe_bytes = static_cast<size_t>(probe_gib * (1 << 30));
+  std::unique_ptr<HostReadProbe> host_probe;
+  std::optional<DeviceReadProbe> device_probe;
   std::vector<ReadBandwidth> patterns;
+  std::function<double()> measure_read;
   if (host_memory) {
-    probe = std::make_unique<HostReadProbe>(options.model.threads, static_cast<size_t>(options.probe_gib * (1 << 30)));
-    patterns = probe->measure_all(3);
+    host_probe = std::make_unique<HostReadProbe>(options.model.threads, probe_bytes);
+    patterns = host_probe->measure_all(3);
+    measure_read = [&] { return host_probe->measure(patterns.back().pattern, 3).gbps; };
+  } else if ((device_probe = DeviceReadProbe::create(gpu, probe_bytes))) {
+    measure_read = [&] { return device_probe->measure(5); };
   }
+  const std::string best_pattern = host_probe ? patterns.back().pattern.name()
+                                   : device_probe ? "device memory, one grid-stride read"
+                                                  : "n/a";
 
   Session session(*loaded.model, options.model.context, options.model.parsed_kv_dtype());
   if (options.context > 0) session.fast_forward(options.context);
@@ -93,7 +106,7 @@ void run_bench(BenchOptions options) {
   std::vector<double> tok_per_s, read_gbps, fractions;
   size_t state_bytes = 0;
   for (int r = 0; r < options.repeats; ++r) {
-    if (probe) read_gbps.push_back(probe->measure(patterns.back().pattern, 3).gbps);
+    if (measure_read) read_gbps.push_back(measure_read());
     if (options.profile && r == options.repeats - 1) gpu.set_profiling(true);
     const auto start = Clock::now();
     for (uint32_t t = 0; t < options.tokens; ++t) {
@@ -102,23 +115,24 @@ void run_bench(BenchOptions options) {
       token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     }
     tok_per_s.push_back(options.tokens / std::chrono::duration<double>(Clock::now() - start).count());
-    if (probe) fractions.push_back(tok_per_s.back() * static_cast<double>(weight_bytes + state_bytes) / 1e9 / read_gbps.back());
+    if (measure_read) fractions.push_back(tok_per_s.back() * static_cast<double>(weight_bytes + state_bytes) / 1e9 / read_gbps.back());
   }
   const double tps = median(tok_per_s);
   const size_t bytes_per_token = weight_bytes + state_bytes;
   const double achieved_gbps = tps * static_cast<double>(bytes_per_token) / 1e9;
-  const double best_read_gbps = probe ? median(read_gbps) : 0.0;
-  const double fraction = probe ? median(fractions) : 0.0;
-  const std::string best_pattern = probe ? patterns.back().pattern.name() : "n/a";
+  const double best_read_gbps = measure_read ? median(read_gbps) : 0.0;
+  const double fraction = measure_read ? median(fractions) : 0.0;
 
   std::map<std::string, double> family_seconds;
   double profiled_seconds = 0;
   uint64_t launches = 0;
-  for (const KernelProfile& p : gpu.profile()) {
+  std::vector<KernelProfile> kernels = gpu.profile();
+  for (const KernelProfile& p : kernels) {
     family_seconds[family(p.name)] += p.seconds;
     profiled_seconds += p.seconds;
     launches += p.launches;
   }
+  std::sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.seconds > b.seconds; });
   const double token_seconds = 1.0 / tok_per_s.back();
 
   if (options.json) {
@@ -157,6 +171,12 @@ void run_bench(BenchOptions options) {
       fmt::print("  {:<16} {:8.3f} ms/token  {:5.1f}%\n", name, 1e3 * seconds / options.tokens,
                  100.0 * seconds / options.tokens / token_seconds);
     }
+    fmt::print("by kernel (launches/token, us/launch):\n");
+    for (const KernelProfile& p : kernels) {
+      fmt::print("  {:<28} {:8.3f} ms/token  {:5.1f}%  {:6.1f} x {:8.2f} us\n", p.name, 1e3 * p.seconds / options.tokens,
+                 100.0 * p.seconds / options.tokens / token_seconds, static_cast<double>(p.launches) / options.tokens,
+                 1e6 * p.seconds / std::max<uint64_t>(p.launches, 1));
+    }
   }
 }
 
@@ -166,7 +186,9 @@ void add_bench_command(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* command = app.add_subcommand("bench", "decode speed and the memory-bandwidth roofline, measured together");
   options->model.add_to(*command);
-  command->add_option("--preset", options->preset, "random-weight model shape when no --model is given: 0.8b")
+  command->add_option("--preset", options->model.preset,
+                      fmt::format("random-weight model shape when no --model is given: {}",
+                                  qwen35::Qwen35ForwardConfig::kPresetNames))
       ->capture_default_str();
   command->add_option("--dtype", options->dtype,
                       "weights of the preset: bf16, f16, f32, mlx8/mlx4 (quantized from bf16 in memory) or "
@@ -175,7 +197,7 @@ void add_bench_command(CLI::App& app) {
   command->add_option("-n,--tokens", options->tokens, "tokens decoded per repeat")->capture_default_str();
   command->add_option("--repeats", options->repeats, "timed repeats (the median is reported)")->capture_default_str();
   command->add_option("--context", options->context, "tokens already in the KV cache")->capture_default_str();
-  command->add_option("--probe-gib", options->probe_gib, "bandwidth probe buffer in GiB")->capture_default_str();
+  command->add_option("--probe-gib", options->probe_gib, "bandwidth probe buffer in GiB (default: 1 on the host, 4 on a device)");
   command->add_flag("--json", options->json, "print one JSON object");
   command->add_flag("--profile", options->profile, "time per op family");
   command->callback([options] { run_bench(*options); });

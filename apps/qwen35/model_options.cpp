@@ -3,6 +3,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
@@ -77,14 +79,15 @@ class RemovedOnExit {
 // backend) it aliases the file's mapping, which the model keeps and which POSIX
 // keeps readable after the name is gone.
 std::unique_ptr<Model> load_random_as_gguf(GpuBackend& gpu, const Qwen35ForwardConfig& config,
-                                           std::shared_ptr<TensorSource> random, DType type) {
+                                           std::shared_ptr<TensorSource> random, DType type,
+                                           const std::string& name) {
   const std::filesystem::path file = std::filesystem::temp_directory_path() /
                                      fmt::format("qwen35-random-{}-{}.gguf", dtype_lower_name(type), getpid());
   const RemovedOnExit removed(file);
   fmt::print(stderr, "qwen35: converting the random weights to GGUF {} in {} (removed once loaded)\n",
              dtype_name(type), file.string());
   write_gguf_checkpoint(config, *random, CheckpointLayout::hugging_face("model.language_model."),
-                        "random Qwen3.5-0.8B", file, {.matrix_type = type});
+                        name, file, {.matrix_type = type});
   random.reset();  // the bf16 weights are no longer needed: free them before loading
   Checkpoint checkpoint = open_checkpoint(file);
   std::shared_ptr<const TensorSource> tensors = std::move(checkpoint.tensors);
@@ -97,11 +100,16 @@ LoadedModel load_model(const ModelOptions& options) {
   LoadedModel loaded;
   loaded.backend = create_backend(options.backend, BackendOptions{.threads = options.threads, .device = options.device});
   if (options.model_dir.empty()) {
-    const Qwen35ForwardConfig config = Qwen35ForwardConfig::qwen35_0_8b();
-    fmt::print(stderr, "qwen35: no --model given: using RANDOM WEIGHTS in the Qwen3.5-0.8B shape (seed {}); "
-                       "output tokens are meaningless\n", options.seed);
+    const std::optional<Qwen35ForwardConfig> preset = Qwen35ForwardConfig::preset(options.preset);
+    if (!preset) fail("unknown preset '{}' (available: {})", options.preset, Qwen35ForwardConfig::kPresetNames);
+    const Qwen35ForwardConfig& config = *preset;
+    std::string shape = options.preset;
+    std::transform(shape.begin(), shape.end(), shape.begin(), [](unsigned char ch) { return std::toupper(ch); });
+    shape = "Qwen3.5-" + shape;
+    fmt::print(stderr, "qwen35: no --model given: using RANDOM WEIGHTS in the {} shape (seed {}); "
+                       "output tokens are meaningless\n", shape, options.seed);
     std::shared_ptr<TensorSource> weights = make_random_weights(config, options.weight_dtype, options.seed);
-    loaded.description = fmt::format("random-weight Qwen3.5-0.8B ({})", dtype_name(options.weight_dtype));
+    loaded.description = fmt::format("random-weight {} ({})", shape, dtype_name(options.weight_dtype));
     if (options.random_mlx) {
       fmt::print(stderr, "qwen35: quantizing the random weights to mlx{} (group {}) in memory\n",
                  options.random_mlx->bits, options.random_mlx->group_size);
@@ -117,7 +125,8 @@ LoadedModel load_model(const ModelOptions& options) {
       loaded.model = Model::load(*loaded.backend, config, tensors, quantized.layout, load_progress_bar());
       loaded.description += fmt::format(" quantized to mlx{}", options.random_mlx->bits);
     } else if (options.random_gguf) {
-      loaded.model = load_random_as_gguf(*loaded.backend, config, std::move(weights), *options.random_gguf);
+      loaded.model = load_random_as_gguf(*loaded.backend, config, std::move(weights), *options.random_gguf,
+                                         "random " + shape);
       loaded.description += fmt::format(" converted to GGUF {}", dtype_name(*options.random_gguf));
     } else {
       loaded.model = Model::load(*loaded.backend, config, weights, "model.language_model.", load_progress_bar());

@@ -1,6 +1,6 @@
 // Options every model-running subcommand shares (--model, --backend, --threads,
 // --kv-dtype, --ctx) and loading the model they name, or the built-in default:
-// random weights in the real Qwen3.5-0.8B shape, made on the fly.
+// random weights in the real Qwen3.5-0.8B shape (or another preset), made on the fly.
 #pragma once
 
 #include <memory>
@@ -23,6 +23,7 @@ struct ModelOptions {
   int device = 0;
   std::string kv_dtype = "bf16";
   uint32_t context = 4096;
+  std::string preset = "0.8b";         // random weights only: the shape (Qwen35ForwardConfig::preset)
   uint64_t seed = 0;                   // random weights only
   DType weight_dtype = DType::kBF16;  // random weights only
   // Random weights only: quantized in memory to MLX affine (bench's --dtype mlx8|mlx4).

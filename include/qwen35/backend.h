@@ -69,6 +69,11 @@ class GpuBackend {
   virtual void download(void* dst, DevicePtr src, size_t bytes, Stream stream) = 0;
   virtual void copy(DevicePtr dst, DevicePtr src, size_t bytes, Stream stream) = 0;
   virtual void fill(DevicePtr dst, uint8_t byte_value, size_t bytes, Stream stream) = 0;
+  // Host memory for buffers the device copies to or from every token (the
+  // logits): page-locked where the backend has such memory, so the copy runs at
+  // full speed without staging; plain memory otherwise.
+  virtual void* allocate_host(size_t bytes) { return ::operator new(bytes); }
+  virtual void release_host(void* host) { ::operator delete(host); }
   // Backends that compute in host memory alias `host` instead of copying it
   // (memory-mapped weights stay shared with the page cache). Others return nullopt.
   virtual std::optional<DevicePtr> map_host(const void* host, size_t bytes) {

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace qwen35 {
@@ -57,6 +59,11 @@ struct Qwen35ForwardConfig {
 
   // The real Qwen3.5-0.8B text decoder shape.
   static Qwen35ForwardConfig qwen35_0_8b();
+  // The real Qwen3.5-9B text decoder shape (spec 2.3: untied lm_head, 32 value heads on 16 key heads).
+  static Qwen35ForwardConfig qwen35_9b();
+  // A built-in shape by name ("0.8b", "9b"); empty if there is none of that name.
+  static std::optional<Qwen35ForwardConfig> preset(std::string_view name);
+  static constexpr std::string_view kPresetNames = "0.8b, 9b";
 };
 
 std::string_view layer_type_name(LayerType type);

@@ -119,7 +119,7 @@ class Session {
   DeviceBuffer x_norm_;      // [H]
   DeviceBuffer logits_dev_;  // [vocab]
   DeviceBuffer step_params_;
-  std::vector<float> logits_;
+  std::unique_ptr<float, std::function<void(float*)>> logits_;  // [vocab], GpuBackend::allocate_host
   std::vector<float> hidden_host_;
   LayerObserver layer_observer_;
   DebugHook debug_hook_;

@@ -64,6 +64,19 @@ std::string Qwen35ForwardConfig::summary() const {
       n_heads_kv, head_dim, n_heads_k_lin, n_heads_v_lin, head_dim_k_lin, head_dim_v_lin);
 }
 
+namespace {
+
+// The dense Qwen3.5 sizes: three Gated DeltaNet layers, then one full attention.
+std::vector<LayerType> every_fourth_full_attention(uint32_t num_layers) {
+  std::vector<LayerType> types;
+  for (uint32_t i = 0; i < num_layers; ++i) {
+    types.push_back((i + 1) % 4 == 0 ? LayerType::kFullAttention : LayerType::kLinearAttention);
+  }
+  return types;
+}
+
+}  // namespace
+
 Qwen35ForwardConfig Qwen35ForwardConfig::qwen35_0_8b() {
   Qwen35ForwardConfig c;
   c.hidden = 1024;
@@ -82,10 +95,27 @@ Qwen35ForwardConfig Qwen35ForwardConfig::qwen35_0_8b() {
   c.head_dim_v_lin = 128;
   c.conv_kernel = 4;
   c.tie_word_embeddings = true;
-  for (uint32_t i = 0; i < c.num_layers; ++i) {
-    c.layer_types.push_back((i + 1) % 4 == 0 ? LayerType::kFullAttention : LayerType::kLinearAttention);
-  }
+  c.layer_types = every_fourth_full_attention(c.num_layers);
   return c;
+}
+
+Qwen35ForwardConfig Qwen35ForwardConfig::qwen35_9b() {
+  Qwen35ForwardConfig c = qwen35_0_8b();
+  c.hidden = 4096;
+  c.intermediate = 12288;
+  c.num_layers = 32;
+  c.n_heads_q = 16;
+  c.n_heads_kv = 4;
+  c.n_heads_v_lin = 32;
+  c.tie_word_embeddings = false;
+  c.layer_types = every_fourth_full_attention(c.num_layers);
+  return c;
+}
+
+std::optional<Qwen35ForwardConfig> Qwen35ForwardConfig::preset(std::string_view name) {
+  if (name == "0.8b") return qwen35_0_8b();
+  if (name == "9b") return qwen35_9b();
+  return std::nullopt;
 }
 
 }  // namespace qwen35

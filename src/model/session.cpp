@@ -27,7 +27,8 @@ Session::Session(const Model& model, uint32_t capacity, KvDtype kv_dtype)
   x_norm_ = DeviceBuffer(gpu_, c.hidden * sizeof(float));
   logits_dev_ = DeviceBuffer(gpu_, size_t{c.vocab} * sizeof(float));
   step_params_ = DeviceBuffer(gpu_, sizeof(DecodeStepParams));
-  logits_.resize(c.vocab);
+  logits_ = {static_cast<float*>(gpu_.allocate_host(size_t{c.vocab} * sizeof(float))),
+             [gpu = &gpu_](float* host) { gpu->release_host(host); }};
   hidden_host_.resize(c.hidden);
   gpu_.synchronize(stream_);
 }
@@ -114,10 +115,10 @@ std::span<const float> Session::decode(int32_t token) {
   } else {
     run_layers();
   }
-  gpu_.download(logits_.data(), logits_dev_.ptr(), logits_.size() * sizeof(float), stream_);
+  gpu_.download(logits_.get(), logits_dev_.ptr(), size_t{c.vocab} * sizeof(float), stream_);
   gpu_.synchronize(stream_);
   ++position_;
-  return logits_;
+  return {logits_.get(), c.vocab};
 }
 
 }  // namespace qwen35

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "qwen35/dense_weights.h"
+#include "qwen35/device_bandwidth.h"
 #include "qwen35/kernels.h"
 #include "support/test_support.h"
 
@@ -46,6 +47,29 @@ TEST_F(CudaTest, NamesItsDevice) {
   EXPECT_TRUE(gpu_->supports_capture());
   EXPECT_FALSE(gpu_->map_host(this, 16).has_value()) << "weights are uploaded, never mapped";
   std::cout << "[ device   ] " << gpu_->device_description() << "\n";
+}
+
+// The bench's roofline: a plausible bandwidth (above 1 GB/s, below 100 TB/s),
+// and the probe's buffer left as it was filled (the kernel only reads).
+TEST_F(CudaTest, ReadProbeMeasuresWithoutWriting) {
+  const std::optional<DeviceReadProbe> probe = DeviceReadProbe::create(*gpu_, size_t{256} << 20);
+  ASSERT_TRUE(probe.has_value()) << "the CUDA backend has a memory_read_probe kernel";
+  const double gbps = probe->measure(3);
+  EXPECT_GT(gbps, 1.0);
+  EXPECT_LT(gbps, 1e5);
+}
+
+// Page-locked host memory: writable, and a download into it arrives whole.
+TEST_F(CudaTest, DownloadsIntoPageLockedHostMemory) {
+  std::vector<float> values(1 << 16);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = 0.5f * static_cast<float>(i) - 7.0f;
+  const DeviceBuffer device = upload_floats(*gpu_, values);
+  auto* host = static_cast<float*>(gpu_->allocate_host(values.size() * sizeof(float)));
+  std::fill(host, host + values.size(), -1.0f);
+  gpu_->download(host, device.ptr(), values.size() * sizeof(float), stream());
+  gpu_->synchronize(stream());
+  EXPECT_EQ(std::memcmp(host, values.data(), values.size() * sizeof(float)), 0);
+  gpu_->release_host(host);
 }
 
 TEST_F(CudaTest, DeviceIndexOutOfRangeIsAnErrorNotAMissingDevice) {

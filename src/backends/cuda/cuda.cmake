@@ -45,6 +45,7 @@ add_library(qwen35_cuda_kernels STATIC
   cuda/cuda_gemv.cu
   cuda/cuda_mlx.cu
   cuda/cuda_norm.cu
+  cuda/cuda_probe.cu
 )
 # C++20 as the rest of the project (the headers use it). CMake 3.25 does not
 # know nvcc's C++20 flag yet (nvcc has taken -std=c++20 since CUDA 12.0).

@@ -82,6 +82,7 @@ CudaBackend::CudaBackend(const BackendOptions& options) : device_(options.device
   cuda::add_elementwise_kernels(specs_);
   cuda::add_gemv_kernels(specs_);
   cuda::add_mlx_kernels(specs_);
+  cuda::add_probe_kernels(specs_);
 }
 
 CudaBackend::~CudaBackend() {
@@ -131,6 +132,21 @@ void CudaBackend::release(DevicePtr ptr) {
   if ((async_alloc_ ? cudaFreeAsync(address(ptr), stream_) : cudaFree(address(ptr))) != cudaSuccess) {
     (void)cudaGetLastError();
   }
+}
+
+void* CudaBackend::allocate_host(size_t bytes) {
+  require_not_capturing("allocate_host");
+  void* host = nullptr;
+  const cudaError_t status = cudaHostAlloc(&host, std::max<size_t>(bytes, 16), cudaHostAllocPortable);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    fail("CUDA backend: cannot allocate {} bytes of page-locked host memory: {}", bytes, cudaGetErrorString(status));
+  }
+  return host;
+}
+
+void CudaBackend::release_host(void* host) {
+  if (host != nullptr && cudaFreeHost(host) != cudaSuccess) (void)cudaGetLastError();  // from destructors: silent
 }
 
 void CudaBackend::release_deferred() {

@@ -51,5 +51,6 @@ void add_gdn_kernels(std::vector<KernelSpec>& specs);          // cuda_gdn.cu
 void add_elementwise_kernels(std::vector<KernelSpec>& specs);  // cuda_elementwise.cu
 void add_gemv_kernels(std::vector<KernelSpec>& specs);         // cuda_gemv.cu
 void add_mlx_kernels(std::vector<KernelSpec>& specs);          // cuda_mlx.cu
+void add_probe_kernels(std::vector<KernelSpec>& specs);        // cuda_probe.cu
 
 }  // namespace qwen35::cuda
