@@ -122,7 +122,7 @@ void kv_append_fp8(const KvAppendArgs& a, const LaunchContext& ctx) {
 constexpr unsigned kAttnWarps = 4;
 constexpr uint32_t kMaxHeadDim = 512;
 constexpr uint32_t kMaxPerLane = kMaxHeadDim / kWarp;  // 16 dims per lane
-constexpr uint32_t kMaxSplits = 32;
+constexpr uint32_t kMaxSplits = 128;  // the combine kernel has a thread per split
 
 // Lane `lane`'s dims of a head row: chunks c = lane + 32 j of kChunk contiguous
 // elements (kChunk 8: one 16-byte load of 16-bit elements); zeros past head_dim.
@@ -262,24 +262,24 @@ __global__ void __launch_bounds__(kAttnWarps * kWarp)
 }
 
 // out[h] = sum_s acc_s exp(max_s - max) / sum_s total_s exp(max_s - max) over non-empty slices.
-__global__ void attention_combine_kernel(const float* partials, float* out, uint32_t head_dim, uint32_t n_splits) {
-  const uint32_t h = blockIdx.x;
+// Thread s reads slice s's max and total, so the slices' loads overlap instead of
+// following each other; then thread d adds dimension d over the slices.
+__global__ void __launch_bounds__(kMaxSplits)
+    attention_combine_kernel(const float* partials, float* out, uint32_t head_dim, uint32_t n_splits) {
+  __shared__ float weight[kMaxSplits];
+  const uint32_t h = blockIdx.x, s = threadIdx.x;
   const float* slices = partials + size_t{h} * n_splits * (head_dim + 2);
-  float max_score = -INFINITY;
-  for (uint32_t s = 0; s < n_splits; ++s) {
-    const float* slice = slices + size_t{s} * (head_dim + 2);
-    if (slice[head_dim + 1] > 0.0f) max_score = fmaxf(max_score, slice[head_dim]);
-  }
-  float weight[kMaxSplits], total = 0.0f;
-  for (uint32_t s = 0; s < n_splits; ++s) {
-    const float* slice = slices + size_t{s} * (head_dim + 2);
-    weight[s] = slice[head_dim + 1] > 0.0f ? expf(slice[head_dim] - max_score) : 0.0f;
-    total += weight[s] * slice[head_dim + 1];
-  }
+  const bool used = s < n_splits && slices[size_t{s} * (head_dim + 2) + head_dim + 1] > 0.0f;
+  const float slice_max = used ? slices[size_t{s} * (head_dim + 2) + head_dim] : -INFINITY;
+  const float max_score = block_max(slice_max);
+  const float w = used ? expf(slice_max - max_score) : 0.0f;
+  const float total = block_sum(used ? w * slices[size_t{s} * (head_dim + 2) + head_dim + 1] : 0.0f);
+  weight[s] = w;
+  __syncthreads();
   for (uint32_t d = threadIdx.x; d < head_dim; d += blockDim.x) {
     float value = 0.0f;
-    for (uint32_t s = 0; s < n_splits; ++s) {
-      if (weight[s] > 0.0f) value += weight[s] * slices[size_t{s} * (head_dim + 2) + d];
+    for (uint32_t i = 0; i < n_splits; ++i) {
+      if (weight[i] > 0.0f) value += weight[i] * slices[size_t{i} * (head_dim + 2) + d];
     }
     out[size_t{h} * head_dim + d] = value / total;
   }
@@ -293,9 +293,11 @@ void attention_decode(const AttentionDecodeArgs& a, const LaunchContext& ctx) {
   const size_t row_bytes = row_bytes_of<E>(kv_dim);
   const uint8_t* k_cache = as<const uint8_t>(a.k_cache);
   const uint8_t* v_cache = as<const uint8_t>(a.v_cache);
-  // About two blocks per multiprocessor, as far as the scratch holds the slices.
+  // About eight blocks per multiprocessor, as far as the scratch holds the slices: a
+  // block's warps walk their positions one after another, so it takes many blocks
+  // to keep enough K/V loads in flight. Past the sequence length a block just exits.
   const size_t slice_bytes = size_t{a.n_heads_q} * (a.head_dim + 2) * sizeof(float);
-  const uint32_t by_device = static_cast<uint32_t>(std::max(1, 2 * ctx.multiprocessors) / a.n_heads_q);
+  const uint32_t by_device = static_cast<uint32_t>(std::max(1, 8 * ctx.multiprocessors) / a.n_heads_q);
   const uint32_t by_scratch = static_cast<uint32_t>(ctx.scratch_bytes / slice_bytes);
   const uint32_t n_splits = std::clamp<uint32_t>(std::min(by_device, by_scratch), 1, kMaxSplits);
   QWEN35_ASSERT(n_splits == 1 || size_t{n_splits} * slice_bytes <= ctx.scratch_bytes);
@@ -321,7 +323,7 @@ void attention_decode(const AttentionDecodeArgs& a, const LaunchContext& ctx) {
     run(attention_split_kernel<E, 1>);
   }
   if (n_splits > 1) {
-    attention_combine_kernel<<<a.n_heads_q, 128, 0, ctx.stream>>>(partials, as<float>(a.out), a.head_dim, n_splits);
+    attention_combine_kernel<<<a.n_heads_q, kMaxSplits, 0, ctx.stream>>>(partials, as<float>(a.out), a.head_dim, n_splits);
   }
 }
 

@@ -29,23 +29,35 @@ inline unsigned blocks_for(size_t items, size_t per_block, size_t cap = 1u << 30
   return static_cast<unsigned>(std::clamp<size_t>((items + per_block - 1) / per_block, 1, cap));
 }
 
+// A 16-byte load; kStream marks data read once (cache-streaming, __ldcs).
+template <bool kStream, typename T>
+__device__ inline T load16(const T* p) {
+  if constexpr (kStream) {
+    return __ldcs(p);
+  } else {
+    return *p;
+  }
+}
+
 struct F32Elem {
   using Storage = float;
   __device__ static float load(float v) { return v; }
   __device__ static float store(float v) { return v; }
-  // Elements 0..7 at p (16-byte aligned).
+  // Elements 0..7 at p (16-byte aligned). kStream: read once (weights), so the
+  // loads bypass L1 and leave it to the activations every warp re-reads.
+  template <bool kStream = false>
   __device__ static void load8(const float* p, float out[8]) {
-    const float4 a = reinterpret_cast<const float4*>(p)[0];
-    const float4 b = reinterpret_cast<const float4*>(p)[1];
+    const float4 a = load16<kStream>(reinterpret_cast<const float4*>(p));
+    const float4 b = load16<kStream>(reinterpret_cast<const float4*>(p) + 1);
     out[0] = a.x, out[1] = a.y, out[2] = a.z, out[3] = a.w;
     out[4] = b.x, out[5] = b.y, out[6] = b.z, out[7] = b.w;
   }
 };
 
 // Eight 16-bit elements from one 16-byte load, widened by W.
-template <typename W>
+template <typename W, bool kStream>
 __device__ void load8_halves(const uint16_t* p, float out[8]) {
-  const uint4 w = *reinterpret_cast<const uint4*>(p);
+  const uint4 w = load16<kStream>(reinterpret_cast<const uint4*>(p));
   const uint32_t words[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
@@ -64,7 +76,10 @@ struct BF16Elem {
     bits += 0x7fffu + ((bits >> 16) & 1u);
     return static_cast<uint16_t>(bits >> 16);
   }
-  __device__ static void load8(const uint16_t* p, float out[8]) { load8_halves<BF16Elem>(p, out); }
+  template <bool kStream = false>
+  __device__ static void load8(const uint16_t* p, float out[8]) {
+    load8_halves<BF16Elem, kStream>(p, out);
+  }
 };
 
 struct F16Elem {
@@ -84,7 +99,10 @@ struct F16Elem {
     const uint32_t rounded = abs_bits + 0xfffu + ((abs_bits >> 13) & 1u);
     return sign | static_cast<uint16_t>((rounded - (112u << 23)) >> 13);
   }
-  __device__ static void load8(const uint16_t* p, float out[8]) { load8_halves<F16Elem>(p, out); }
+  template <bool kStream = false>
+  __device__ static void load8(const uint16_t* p, float out[8]) {
+    load8_halves<F16Elem, kStream>(p, out);
+  }
 };
 
 __device__ inline float warp_sum(float v) {
@@ -111,6 +129,19 @@ __device__ inline float block_sum(float v) {
   float total = 0;
   for (unsigned w = 0; w < warps; ++w) total += partials[w];
   return total;
+}
+
+// Maximum over the block, returned to every thread; the same rules as block_sum.
+__device__ inline float block_max(float v) {
+  __shared__ float partials[32];
+  const unsigned lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, warps = blockDim.x / kWarp;
+  v = warp_max(v);
+  __syncthreads();
+  if (lane == 0) partials[warp] = v;
+  __syncthreads();
+  float result = -INFINITY;
+  for (unsigned w = 0; w < warps; ++w) result = fmaxf(result, partials[w]);
+  return result;
 }
 
 __device__ inline float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }

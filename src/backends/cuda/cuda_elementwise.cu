@@ -31,8 +31,7 @@ __global__ void silu_mul_kernel(const float* gate, const float* up, float* y, ui
 }
 
 void silu_mul(const SiluMulArgs& a, const LaunchContext& ctx) {
-  silu_mul_kernel<<<blocks_for(a.n, kThreads), kThreads, 0, ctx.stream>>>(as<const float>(a.gate),
-                                                                          as<const float>(a.up), as<float>(a.y), a.n);
+  launch_silu_mul(as<const float>(a.gate), as<const float>(a.up), as<float>(a.y), a.n, ctx.stream);
 }
 
 __global__ void add_kernel(const float* a, const float* b, float* y, uint32_t n) {
@@ -45,6 +44,10 @@ void add(const AddArgs& a, const LaunchContext& ctx) {
 }
 
 }  // namespace
+
+void launch_silu_mul(const float* gate, const float* up, float* y, uint32_t n, cudaStream_t stream) {
+  silu_mul_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream>>>(gate, up, y, n);
+}
 
 void add_elementwise_kernels(std::vector<KernelSpec>& specs) {
   specs.push_back(kernel_spec<SigmoidGateArgs, sigmoid_gate>("sigmoid_gate"));

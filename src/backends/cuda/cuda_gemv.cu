@@ -14,39 +14,45 @@ template <typename E, bool kVector>
 struct DenseMatrix {
   using S = typename E::Storage;
   struct Row {
-    const S* w = nullptr;
+    const S* w;
   };
+  static constexpr uint32_t kColsPerThread = kVector ? 8 : 1;
   const S* w;
   uint32_t cols;
 
   __device__ Row row(uint32_t r) const { return Row{w + size_t{r} * cols}; }
 
+  // Rows are always valid (the kernel repeats a real row past the end), so the
+  // loop body has no branches and the compiler issues a batch's loads together.
   template <uint32_t kRows, typename Activation>
   __device__ static void dot_rows(const DenseMatrix& m, const Row (&rows)[kRows], const Activation& act,
-                                  uint32_t lane, float (&acc)[kRows]) {
+                                  uint32_t index, uint32_t count, float (&acc)[kRows]) {
 #pragma unroll
     for (uint32_t r = 0; r < kRows; ++r) acc[r] = 0.0f;
     if constexpr (kVector) {
-#pragma unroll 4
-      for (uint32_t c = lane * 8; c < m.cols; c += kWarp * 8) {
-        float a[8];
+      const auto step8 = [&](uint32_t c) {
+        float a[8], w[kRows][8];
+#pragma unroll
+        for (uint32_t r = 0; r < kRows; ++r) E::template load8<true>(rows[r].w + c, w[r]);
         act.at8(c, a);
 #pragma unroll
         for (uint32_t r = 0; r < kRows; ++r) {
-          if (rows[r].w == nullptr) continue;
-          float w[8];
-          E::load8(rows[r].w + c, w);
 #pragma unroll
-          for (int k = 0; k < 8; ++k) acc[r] = fmaf(w[k], a[k], acc[r]);
+          for (int k = 0; k < 8; ++k) acc[r] = fmaf(w[r][k], a[k], acc[r]);
         }
+      };
+      const uint32_t step = count * 8;
+      uint32_t c = index * 8;
+      for (; c + (kGemvBatch - 1) * step < m.cols; c += kGemvBatch * step) {
+#pragma unroll
+        for (uint32_t b = 0; b < kGemvBatch; ++b) step8(c + b * step);
       }
+      for (; c < m.cols; c += step) step8(c);
     } else {
-      for (uint32_t c = lane; c < m.cols; c += kWarp) {
+      for (uint32_t c = index; c < m.cols; c += count) {
         const float a = act.at(c);
 #pragma unroll
-        for (uint32_t r = 0; r < kRows; ++r) {
-          if (rows[r].w != nullptr) acc[r] = fmaf(E::load(rows[r].w[c]), a, acc[r]);
-        }
+        for (uint32_t r = 0; r < kRows; ++r) acc[r] = fmaf(E::load(rows[r].w[c]), a, acc[r]);
       }
     }
   }
@@ -93,13 +99,12 @@ template <typename E>
 void gemv_silu_gate(const GemvSiluGateArgs& a, const LaunchContext& ctx) {
   using S = typename E::Storage;
   const S* w = as<const S>(a.w);
-  const float* gate = as<const float>(a.gate);
-  const float* up = as<const float>(a.up);
-  with_dense<E>(a.cols % 8 == 0 && aligned16(w) && aligned16(gate) && aligned16(up), [&](auto tag) {
+  const PlainActivation act = silu_gate_activation(as<const float>(a.gate), as<const float>(a.up), a.cols, ctx);
+  with_dense<E>(a.cols % 8 == 0 && aligned16(w) && aligned16(act.x), [&](auto tag) {
     using M = decltype(tag);
     launch_gemv_rows(GemvTarget<M>{.m0 = M{w, a.cols}, .m1 = M{nullptr, a.cols}, .y0 = as<float>(a.y), .y1 = nullptr,
                                    .residual = as<const float>(a.residual), .rows0 = a.rows, .rows1 = 0},
-                     SiluGateActivation{gate, up}, ctx.stream);
+                     act, ctx.stream);
   });
 }
 

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -43,6 +44,9 @@ KernelSpec kernel_spec(std::string name) {
 
 // Bytes of scratch the backend allocates for the launchers (attention partials).
 constexpr size_t kScratchBytes = size_t{8} << 20;
+
+// y = silu(gate) * up [n] (cuda_elementwise.cu), also the first step of gemv_silu_gate.
+void launch_silu_mul(const float* gate, const float* up, float* y, uint32_t n, cudaStream_t stream);
 
 // One per kernel file.
 void add_norm_kernels(std::vector<KernelSpec>& specs);         // cuda_norm.cu

@@ -17,16 +17,29 @@ template <uint32_t Bits, typename E, bool kVector>
 struct MlxMatrix {
   using S = typename E::Storage;
   static constexpr uint32_t kPerWord = 32 / Bits;
-  static constexpr uint32_t kMask = (1u << Bits) - 1u;
+  static constexpr uint32_t kColsPerThread = kVector ? 4 * kPerWord : 1;
   struct Row {
-    const uint32_t* codes = nullptr;
-    const S* scales = nullptr;
-    const S* biases = nullptr;
+    const uint32_t* codes;
+    const S* scales;
+    const S* biases;
   };
   const uint32_t* codes;
   const S* scales;
   const S* biases;
   uint32_t cols, group_size;
+
+  // Code `i` of a word as a float, without the slow integer conversion: the code
+  // goes into the low mantissa bits of 2^23, and 2^23 is subtracted (exact).
+  __device__ static float code_value(uint32_t word, uint32_t i) {
+    constexpr uint32_t kTwo23 = 0x4b000000u;
+    uint32_t bits;
+    if constexpr (Bits == 8) {
+      bits = __byte_perm(word, kTwo23, i | 0x7540u);  // bytes: code i, 0, 0, 0x4b
+    } else {
+      bits = ((word >> (i * Bits)) & ((1u << Bits) - 1u)) | kTwo23;
+    }
+    return __uint_as_float(bits) - 8388608.0f;
+  }
 
   __device__ Row row(uint32_t r) const {
     const size_t groups = size_t{r} * (cols / group_size);
@@ -34,39 +47,50 @@ struct MlxMatrix {
   }
 
   template <uint32_t kRows, typename Activation>
-  __device__ static void dot_rows(const MlxMatrix& m, const Row (&rows)[kRows], const Activation& act, uint32_t lane,
-                                  float (&acc)[kRows]) {
+  __device__ static void dot_rows(const MlxMatrix& m, const Row (&rows)[kRows], const Activation& act,
+                                  uint32_t index, uint32_t count, float (&acc)[kRows]) {
 #pragma unroll
     for (uint32_t r = 0; r < kRows; ++r) acc[r] = 0.0f;
     if constexpr (kVector) {
       constexpr uint32_t kPerChunk = 4 * kPerWord;  // weights in 16 bytes of codes
-      for (uint32_t c = lane * kPerChunk; c < m.cols; c += kWarp * kPerChunk) {
+      const auto chunk = [&](uint32_t c) {
+        uint4 packed[kRows];
+#pragma unroll
+        for (uint32_t r = 0; r < kRows; ++r) packed[r] = load16<true>(reinterpret_cast<const uint4*>(rows[r].codes + c / kPerWord));
         float a[kPerChunk];
 #pragma unroll
         for (uint32_t i = 0; i < kPerChunk; i += 8) act.at8(c + i, a + i);
+        // sum (scale q + bias) a = scale sum q a + bias sum a: one FMA per weight,
+        // and the activations' sum is shared by the rows.
+        float a_sum = 0.0f;
+#pragma unroll
+        for (uint32_t i = 0; i < kPerChunk; ++i) a_sum += a[i];
         const uint32_t group = c / m.group_size;
 #pragma unroll
         for (uint32_t r = 0; r < kRows; ++r) {
-          if (rows[r].codes == nullptr) continue;
-          const uint4 packed = *reinterpret_cast<const uint4*>(rows[r].codes + c / kPerWord);
-          const uint32_t words[4] = {packed.x, packed.y, packed.z, packed.w};
-          const float scale = E::load(rows[r].scales[group]);
-          const float bias = E::load(rows[r].biases[group]);
+          const uint32_t words[4] = {packed[r].x, packed[r].y, packed[r].z, packed[r].w};
+          float dot = 0.0f;
 #pragma unroll
-          for (uint32_t i = 0; i < kPerChunk; ++i) {
-            const uint32_t code = (words[i / kPerWord] >> ((i % kPerWord) * Bits)) & kMask;
-            acc[r] = fmaf(fmaf(scale, static_cast<float>(code), bias), a[i], acc[r]);
-          }
+          for (uint32_t i = 0; i < kPerChunk; ++i) dot = fmaf(code_value(words[i / kPerWord], i % kPerWord), a[i], dot);
+          acc[r] = fmaf(E::load(rows[r].scales[group]), dot, fmaf(E::load(rows[r].biases[group]), a_sum, acc[r]));
         }
+      };
+      // Batches of chunks, their loads issued together (rows are always valid: no branches).
+      constexpr uint32_t kBatch = kGemvBatch / 2;  // a chunk is already 16 or 32 weights
+      const uint32_t step = count * kPerChunk;
+      uint32_t c = index * kPerChunk;
+      for (; c + (kBatch - 1) * step < m.cols; c += kBatch * step) {
+#pragma unroll
+        for (uint32_t b = 0; b < kBatch; ++b) chunk(c + b * step);
       }
+      for (; c < m.cols; c += step) chunk(c);
     } else {
-      for (uint32_t c = lane; c < m.cols; c += kWarp) {
+      for (uint32_t c = index; c < m.cols; c += count) {
         const float a = act.at(c);
         const uint32_t group = c / m.group_size;
 #pragma unroll
         for (uint32_t r = 0; r < kRows; ++r) {
-          if (rows[r].codes == nullptr) continue;
-          const uint32_t code = (rows[r].codes[c / kPerWord] >> ((c % kPerWord) * Bits)) & kMask;
+          const uint32_t code = (rows[r].codes[c / kPerWord] >> ((c % kPerWord) * Bits)) & ((1u << Bits) - 1u);
           const float w = fmaf(E::load(rows[r].scales[group]), static_cast<float>(code), E::load(rows[r].biases[group]));
           acc[r] = fmaf(w, a, acc[r]);
         }
@@ -128,12 +152,14 @@ void gemv_pair(const MlxGemvPairArgs& a, const LaunchContext& ctx) {
 template <uint32_t Bits, typename E>
 void gemv_silu_gate(const MlxGemvSiluGateArgs& a, const LaunchContext& ctx) {
   QWEN35_ASSERT(a.group_size > 0 && a.cols % a.group_size == 0);
-  with_mlx<Bits, E>(vector_ok<Bits>(a.w, a.cols, a.group_size, {a.gate, a.up}), [&](auto tag) {
+  const PlainActivation act = silu_gate_activation(as<const float>(a.gate), as<const float>(a.up), a.cols, ctx);
+  with_mlx<Bits, E>(vector_ok<Bits>(a.w, a.cols, a.group_size, {DevicePtr{reinterpret_cast<uintptr_t>(act.x)}}),
+                    [&](auto tag) {
     using M = decltype(tag);
     const M m = matrix<M>(a.w, a.cols, a.group_size);
     launch_gemv_rows(GemvTarget<M>{.m0 = m, .m1 = m, .y0 = as<float>(a.y), .y1 = nullptr,
                                    .residual = as<const float>(a.residual), .rows0 = a.rows, .rows1 = 0},
-                     SiluGateActivation{as<const float>(a.gate), as<const float>(a.up)}, ctx.stream);
+                     act, ctx.stream);
   });
 }
 
