@@ -197,6 +197,18 @@ TEST(GgufWeights, ReferenceBackendMatchesSpecification) {
   check_backend(*gpu);
 }
 
+// Skipped where this build has no CUDA backend or the machine no CUDA device.
+TEST(GgufWeights, CudaBackendMatchesSpecification) {
+  if (available_backends().find("cuda") == std::string::npos) GTEST_SKIP() << "built without the CUDA backend";
+  std::unique_ptr<GpuBackend> gpu;
+  try {
+    gpu = create_backend("cuda");
+  } catch (const DeviceUnavailable& e) {
+    GTEST_SKIP() << e.what();
+  }
+  check_backend(*gpu);
+}
+
 class GgufCpu : public ::testing::TestWithParam<int64_t> {
  protected:
   void SetUp() override { simd::force_target(GetParam()); }

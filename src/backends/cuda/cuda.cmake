@@ -43,6 +43,7 @@ add_library(qwen35_cuda_kernels STATIC
   cuda/cuda_elementwise.cu
   cuda/cuda_gdn.cu
   cuda/cuda_gemv.cu
+  cuda/cuda_gguf.cu
   cuda/cuda_mlx.cu
   cuda/cuda_norm.cu
   cuda/cuda_probe.cu

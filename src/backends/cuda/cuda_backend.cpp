@@ -83,6 +83,7 @@ CudaBackend::CudaBackend(const BackendOptions& options) : device_(options.device
   cuda::add_gemv_kernels(specs_);
   cuda::add_mlx_kernels(specs_);
   cuda::add_probe_kernels(specs_);
+  cuda::add_gguf_kernels(specs_);
 }
 
 CudaBackend::~CudaBackend() {

@@ -56,5 +56,6 @@ void add_elementwise_kernels(std::vector<KernelSpec>& specs);  // cuda_elementwi
 void add_gemv_kernels(std::vector<KernelSpec>& specs);         // cuda_gemv.cu
 void add_mlx_kernels(std::vector<KernelSpec>& specs);          // cuda_mlx.cu
 void add_probe_kernels(std::vector<KernelSpec>& specs);        // cuda_probe.cu
+void add_gguf_kernels(std::vector<KernelSpec>& specs);         // cuda_gguf.cu
 
 }  // namespace qwen35::cuda
