@@ -10,6 +10,7 @@
 
 #include "qwen35/backend.h"
 #include "qwen35/dense_weights.h"
+#include "qwen35/dtype.h"
 #include "qwen35/kernels.h"
 
 namespace qwen35 {
@@ -26,24 +27,26 @@ DeviceBuffer filled(size_t bytes, uint8_t value) {
   return b;
 }
 
-// Args: rows, cols, dtype (0 f32, 1 bf16, 2 f16). Several matrices in rotation
-// so the working set (~1 GB) is far beyond the caches, as in decode.
+// Args: rows, cols, dtype (0 f32, 1 bf16, 2 f16, 3 Q8_0, 4 Q4_K, 5 Q6_K). Several
+// matrices in rotation so the working set (~1 GB) is far beyond the caches, as in
+// decode. Every byte 0x3c: finite weights in every format.
 void BM_Gemv(benchmark::State& state) {
   const auto rows = static_cast<uint32_t>(state.range(0)), cols = static_cast<uint32_t>(state.range(1));
-  const char* names[] = {"gemv_f32", "gemv_bf16", "gemv_f16"};
-  const size_t element = state.range(2) == 0 ? 4 : 2;
-  const size_t matrix_bytes = size_t{rows} * cols * element;
+  constexpr DType kTypes[] = {DType::kF32, DType::kBF16, DType::kF16, DType::kQ8_0, DType::kQ4_K, DType::kQ6_K};
+  const DType type = kTypes[state.range(2)];
+  const size_t matrix_bytes = size_t{rows} * dtype_bytes(type, cols);
   const size_t copies = std::max<size_t>(1, (size_t{1} << 30) / matrix_bytes);
   std::vector<DeviceBuffer> w;
   for (size_t i = 0; i < copies; ++i) w.push_back(filled(matrix_bytes, 0x3c));
   DeviceBuffer x = filled(cols * 4, 0x3c), y(cpu(), rows * 4);
-  const auto kernel = resolve_kernel<GemvArgs>(cpu(), names[state.range(2)]);
+  const auto kernel = resolve_kernel<GemvArgs>(cpu(), "gemv_" + dtype_lower_name(type));
   size_t i = 0;
   for (auto _ : state) {
     launch(cpu(), kernel, GemvArgs{.w = w[i++ % copies].ptr(), .x = x.ptr(), .y = y.ptr(), .rows = rows, .cols = cols},
            cpu().default_stream());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes));
+  state.SetLabel(std::string(dtype_name(type)));
 }
 BENCHMARK(BM_Gemv)
     ->ArgNames({"rows", "cols", "dtype"})
@@ -52,6 +55,9 @@ BENCHMARK(BM_Gemv)
     ->Args({6144, 1024, 1})
     ->Args({3584, 1024, 0})
     ->Args({3584, 1024, 2})
+    ->Args({3584, 1024, 3})
+    ->Args({3584, 1024, 4})
+    ->Args({3584, 1024, 5})
     ->UseRealTime();
 
 // Decode attention of the 0.8B shape (8 query heads, 2 KV heads of 256) over

@@ -13,7 +13,6 @@
 #include "hwy/highway.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 
 #include "cpu/cpu_backend.h"
@@ -24,15 +23,6 @@
 #ifndef QWEN35_CPU_GGUF_ONCE
 #define QWEN35_CPU_GGUF_ONCE
 namespace qwen35::gguf_cpu {
-
-// fp16 -> f32 for normal numbers with bit operations; the rare zero,
-// subnormal, infinity and NaN go through the exact scalar conversion.
-inline float half(uint16_t h) {
-  const uint32_t exponent = (h >> 10) & 0x1fu;
-  if (exponent == 0 || exponent == 31) return f16_to_f32(h);
-  return std::bit_cast<float>((static_cast<uint32_t>(h & 0x8000u) << 16) | ((exponent + 112) << 23) |
-                              (static_cast<uint32_t>(h & 0x3ffu) << 13));
-}
 
 // The rows of one matrix for one launch: row r starts at w + r * row_bytes.
 // x_sums[i] is the sum of x[32 i, 32 i + 32) (Q4_K and Q5_K only).
@@ -60,6 +50,24 @@ using DI8 = hn::Rebind<int8_t, DF>;
 HWY_INLINE hn::Vec<DU> bytes_at(const uint8_t* p) { return hn::PromoteTo(DU(), hn::LoadU(DU8(), p)); }
 HWY_INLINE hn::Vec<DF> to_float(hn::Vec<DU> codes) { return hn::ConvertTo(DF(), hn::BitCast(DI(), codes)); }
 
+// Up to four fp16 values as floats in one vector conversion (F16C where the
+// target has it). The scalar conversion, with its rare-case call, made the
+// compiler keep the kernels' accumulators on the stack around it.
+HWY_INLINE void halves_to_floats(const uint16_t (&bits)[4], float* out) {
+  const hn::CappedTag<float, 4> d4;
+  const hn::Rebind<hwy::float16_t, decltype(d4)> dh4;
+  hn::StoreU(hn::PromoteTo(d4, hn::LoadU(dh4, reinterpret_cast<const hwy::float16_t*>(bits))), d4, out);
+}
+
+// The block scales d of block i of the R (<= 4) rows.
+template <size_t R, typename Block>
+HWY_INLINE void block_scales(const Block* const* b, size_t i, float* out) {
+  static_assert(R <= 4);
+  HWY_ALIGN uint16_t bits[4] = {0, 0, 0, 0};
+  for (size_t r = 0; r < R; ++r) bits[r] = b[r][i].d;
+  halves_to_floats(bits, out);
+}
+
 // Each kernel walks R rows side by side, so that every load of x serves R
 // rows and R independent accumulator chains are in flight; out[r] = row r . x.
 template <size_t R>
@@ -77,7 +85,9 @@ void rows_q8_0(const GgufBlockQ8_0* const* b, const float* x, size_t blocks, flo
         acc[r] = hn::MulAdd(hn::ConvertTo(df, hn::PromoteTo(DI(), hn::LoadU(DI8(), b[r][i].qs + k))), xv, acc[r]);
       }
     }
-    for (size_t r = 0; r < R; ++r) total[r] = hn::MulAdd(acc[r], hn::Set(df, half(b[r][i].d)), total[r]);
+    HWY_ALIGN float d[4];
+    block_scales<R>(b, i, d);
+    for (size_t r = 0; r < R; ++r) total[r] = hn::MulAdd(acc[r], hn::Set(df, d[r]), total[r]);
   }
   for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, total[r]));
 }
@@ -102,7 +112,9 @@ void rows_q4_0(const GgufBlockQ4_0* const* b, const float* x, size_t blocks, flo
         acc[r] = hn::MulAdd(hn::Sub(to_float(hn::ShiftRight<4>(codes)), eight), x_hi, acc[r]);
       }
     }
-    for (size_t r = 0; r < R; ++r) total[r] = hn::MulAdd(acc[r], hn::Set(df, half(b[r][i].d)), total[r]);
+    HWY_ALIGN float d[4];
+    block_scales<R>(b, i, d);
+    for (size_t r = 0; r < R; ++r) total[r] = hn::MulAdd(acc[r], hn::Set(df, d[r]), total[r]);
   }
   for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, total[r]));
 }
@@ -138,7 +150,9 @@ HWY_INLINE hn::Vec<D8F> k4_scales_and_mins(const Block& block, const float* x_su
   const D8F d8;
   uint8_t sc_min[16];
   unpack_k4_scales(block.scales, sc_min);
-  const auto vd = hn::Set(d8, half(block.d)), vdmin = hn::Set(d8, half(block.dmin));
+  HWY_ALIGN float d_dmin[4];
+  halves_to_floats({block.d, block.dmin, 0, 0}, d_dmin);
+  const auto vd = hn::Set(d8, d_dmin[0]), vdmin = hn::Set(d8, d_dmin[1]);
   for (size_t j = 0; j < 8; j += hn::Lanes(d8)) {
     hn::StoreU(hn::Mul(vd, small_to_float(sc_min + j)), d8, scale + j);
     mins = hn::MulAdd(hn::Mul(vdmin, small_to_float(sc_min + 8 + j)), hn::LoadU(d8, x_sums + j), mins);
@@ -281,10 +295,11 @@ void rows_q6_k(const GgufBlockQ6K* const* b, const float* x, size_t blocks, floa
   HWY_ALIGN int8_t q[R][256];
   for (size_t i = 0; i < blocks; ++i, x += 256) {
     float scale[R][16];  // d * scales[g], once per block
+    HWY_ALIGN float d[4];
+    block_scales<R>(b, i, d);
     for (size_t r = 0; r < R; ++r) {
       decode_q6_k(b[r][i], q[r]);
-      const float d = half(b[r][i].d);
-      for (size_t g = 0; g < 16; ++g) scale[r][g] = d * static_cast<float>(b[r][i].scales[g]);
+      for (size_t g = 0; g < 16; ++g) scale[r][g] = d[r] * static_cast<float>(b[r][i].scales[g]);
     }
     for (size_t g = 0; g < 16; ++g) {
       hn::Vec<DF> acc[R];
