@@ -10,6 +10,7 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/cpu_gguf.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 #include <algorithm>
@@ -68,6 +69,21 @@ HWY_INLINE void block_scales(const Block* const* b, size_t i, float* out) {
   halves_to_floats(bits, out);
 }
 
+// Rows are short (1-7 KB), too short for the hardware prefetcher to ramp up on,
+// so each block also prefetches the same block of the rows R further on (the
+// next group's), as the dense gemv does: the DRAM-bound Q8_0 gemv read at 11 GB/s
+// without it, against 26 GB/s with its matrix in cache. The address may lie
+// past the matrix (the last group): a prefetch never faults.
+template <size_t R, typename Block>
+HWY_INLINE void prefetch_next_group(const Block* const* b, size_t blocks, size_t i) {
+  for (size_t r = 0; r < R; ++r) {
+    const uintptr_t next = reinterpret_cast<uintptr_t>(b[r] + i) + R * blocks * sizeof(Block);
+    for (size_t offset = 0; offset < sizeof(Block); offset += 64) {
+      hwy::Prefetch(reinterpret_cast<const char*>(next + offset));
+    }
+  }
+}
+
 // Each kernel walks R rows side by side, so that every load of x serves R
 // rows and R independent accumulator chains are in flight; out[r] = row r . x.
 template <size_t R>
@@ -77,6 +93,7 @@ void rows_q8_0(const GgufBlockQ8_0* const* b, const float* x, size_t blocks, flo
   hn::Vec<DF> total[R];
   for (size_t r = 0; r < R; ++r) total[r] = hn::Zero(df);
   for (size_t i = 0; i < blocks; ++i, x += 32) {
+    prefetch_next_group<R>(b, blocks, i);
     hn::Vec<DF> acc[R];
     for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(df);
     for (size_t k = 0; k < 32; k += n) {
@@ -101,6 +118,7 @@ void rows_q4_0(const GgufBlockQ4_0* const* b, const float* x, size_t blocks, flo
   hn::Vec<DF> total[R];
   for (size_t r = 0; r < R; ++r) total[r] = hn::Zero(df);
   for (size_t i = 0; i < blocks; ++i, x += 32) {
+    prefetch_next_group<R>(b, blocks, i);
     hn::Vec<DF> acc[R];
     for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(df);
     for (size_t k = 0; k < 16; k += n) {
@@ -173,6 +191,7 @@ void rows_q4_k(const GgufBlockQ4K* const* b, const float* x, const float* x_sums
     mins[r] = hn::Zero(d8);
   }
   for (size_t i = 0; i < blocks; ++i, x += 256, x_sums += 8) {
+    prefetch_next_group<R>(b, blocks, i);
     // Per row, the eight sub-block scales d * sc and the block's min term, once per block.
     float scale[R][8];
     for (size_t r = 0; r < R; ++r) {
@@ -238,6 +257,7 @@ void rows_q5_k(const GgufBlockQ5K* const* b, const float* x, const float* x_sums
   }
   HWY_ALIGN uint8_t q[R][256];
   for (size_t i = 0; i < blocks; ++i, x += 256, x_sums += 8) {
+    prefetch_next_group<R>(b, blocks, i);
     float scale[R][8];
     for (size_t r = 0; r < R; ++r) {
       decode_q5_k_chunk<0>(b[r][i], q[r]);
@@ -294,6 +314,7 @@ void rows_q6_k(const GgufBlockQ6K* const* b, const float* x, size_t blocks, floa
   for (size_t r = 0; r < R; ++r) total[r] = hn::Zero(df);
   HWY_ALIGN int8_t q[R][256];
   for (size_t i = 0; i < blocks; ++i, x += 256) {
+    prefetch_next_group<R>(b, blocks, i);
     float scale[R][16];  // d * scales[g], once per block
     HWY_ALIGN float d[4];
     block_scales<R>(b, i, d);
