@@ -120,6 +120,39 @@ TEST_P(Simd, ElementwisePrimitives) {
   }
 }
 
+// Gated DeltaNet's width-4 conv over channels [begin, end) of a row of `conv_dim`:
+// outputs against double, the history shifted exactly, channels outside untouched.
+TEST_P(Simd, Conv4SiluMatchesTheSpec) {
+  for (size_t n : kSizes) {
+    const size_t begin = n % 5, end = begin + n, conv_dim = end + 3;
+    SCOPED_TRACE(::testing::Message() << "channels " << begin << ".." << end);
+    const auto u = random_floats(conv_dim, 1, -3, 3);
+    const auto w = random_floats(4 * conv_dim, 2);
+    const auto history = random_floats(3 * conv_dim, 3, -3, 3);
+    std::vector<float> state = history, out(conv_dim, -7.0f);
+    simd::conv4_silu(u.data(), state.data(), w.data(), out.data(), begin, end, conv_dim);
+    for (size_t c = 0; c < conv_dim; ++c) {
+      const bool inside = c >= begin && c < end;
+      if (!inside) {
+        ASSERT_EQ(out[c], -7.0f) << c;
+        for (size_t j = 0; j < 3; ++j) ASSERT_EQ(state[j * conv_dim + c], history[j * conv_dim + c]) << c;
+        continue;
+      }
+      double acc = double{w[4 * c + 3]} * u[c], magnitude = std::fabs(acc);
+      for (size_t j = 0; j < 3; ++j) {
+        acc += double{w[4 * c + j]} * history[j * conv_dim + c];
+        magnitude += std::fabs(double{w[4 * c + j]} * history[j * conv_dim + c]);
+      }
+      const double expected = acc / (1.0 + std::exp(-acc));
+      // float32 sums of four terms (silu' <= 1.1), then Highway's Exp: a few ulps.
+      ASSERT_NEAR(out[c], expected, 4e-7 * magnitude + 4e-6 * std::fabs(expected)) << c;
+      ASSERT_EQ(state[c], history[conv_dim + c]) << c;
+      ASSERT_EQ(state[conv_dim + c], history[2 * conv_dim + c]) << c;
+      ASSERT_EQ(state[2 * conv_dim + c], u[c]) << c;
+    }
+  }
+}
+
 TEST_P(Simd, AttentionPrimitivesShareOneRowAcrossQueries) {
   for (simd::WeightType type : kTypes) {
     for (size_t n : {1u, 15u, 16u, 17u, 33u, 48u, 64u, 256u}) {

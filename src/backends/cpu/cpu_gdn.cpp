@@ -19,6 +19,10 @@ void conv_silu_l2norm(ThreadPool& pool, const ConvSiluL2NormArgs& a) {
   float* out = host_ptr<float>(a.out);
   const uint32_t history = a.conv_kernel - 1;
   pool.parallel_for(a.conv_dim, 1024, [&](size_t begin, size_t end) {
+    if (a.conv_kernel == 4) {  // every Qwen3.5 size: vectorized, SiLU included
+      simd::conv4_silu(u, state, w, out, begin, end, a.conv_dim);
+      return;
+    }
     for (size_t c = begin; c < end; ++c) {
       const float* wc = w + c * a.conv_kernel;
       float acc = wc[history] * u[c];

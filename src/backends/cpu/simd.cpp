@@ -327,6 +327,38 @@ void SiluMul(const float* gate, const float* up, float* y, size_t count) {
   for (; i < count; ++i) y[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+// The width-4 causal conv of Gated DeltaNet for channels [begin, end): weights
+// [C, 4] de-interleaved into four vectors, the three history rows of `state`
+// ([3, C]) and u, then SiLU, and the history shifted by one row.
+void Conv4Silu(const float* u, float* state, const float* w, float* out, size_t begin, size_t end, size_t conv_dim) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  const VF one = hn::Set(df, 1.0f);
+  float* s0 = state;
+  float* s1 = state + conv_dim;
+  float* s2 = state + 2 * conv_dim;
+  size_t c = begin;
+  for (; c + n <= end; c += n) {
+    VF w0, w1, w2, w3;
+    hn::LoadInterleaved4(df, w + 4 * c, w0, w1, w2, w3);
+    const VF h0 = hn::LoadU(df, s0 + c), h1 = hn::LoadU(df, s1 + c), h2 = hn::LoadU(df, s2 + c);
+    const VF x = hn::LoadU(df, u + c);
+    const VF acc = hn::MulAdd(w2, h2, hn::MulAdd(w1, h1, hn::MulAdd(w0, h0, hn::Mul(w3, x))));
+    hn::StoreU(hn::Div(acc, hn::Add(one, hn::Exp(df, hn::Neg(acc)))), df, out + c);
+    hn::StoreU(h1, df, s0 + c);
+    hn::StoreU(h2, df, s1 + c);
+    hn::StoreU(x, df, s2 + c);
+  }
+  for (; c < end; ++c) {
+    const float* wc = w + 4 * c;
+    const float acc = wc[3] * u[c] + wc[0] * s0[c] + wc[1] * s1[c] + wc[2] * s2[c];
+    out[c] = acc / (1.0f + std::exp(-acc));
+    s0[c] = s1[c];
+    s1[c] = s2[c];
+    s2[c] = u[c];
+  }
+}
+
 // FP8 E4M3 codes to float32 by bit arithmetic (exactly dtype.cpp's
 // fp8_e4m3_to_f32), times each block's BF16 scale.
 void Fp8Blocks(const uint8_t* codes, const uint16_t* scales, size_t count, float* y) {
@@ -518,6 +550,7 @@ HWY_EXPORT(ExpShifted);
 HWY_EXPORT(SumSquares);
 HWY_EXPORT(ScaleMul);
 HWY_EXPORT(SiluMul);
+HWY_EXPORT(Conv4Silu);
 HWY_EXPORT(Fp8Blocks);
 HWY_EXPORT(GdnHead);
 HWY_EXPORT(ReadStreams);
@@ -604,6 +637,9 @@ void scale_mul(const float* x, float scale, const float* w, float* y, size_t n) 
   HWY_DYNAMIC_DISPATCH(ScaleMul)(x, scale, w, y, n);
 }
 void silu_mul(const float* gate, const float* up, float* y, size_t n) { HWY_DYNAMIC_DISPATCH(SiluMul)(gate, up, y, n); }
+void conv4_silu(const float* u, float* state, const float* w, float* out, size_t begin, size_t end, size_t conv_dim) {
+  HWY_DYNAMIC_DISPATCH(Conv4Silu)(u, state, w, out, begin, end, conv_dim);
+}
 void fp8_blocks_to_f32(const uint8_t* codes, const uint16_t* scales, size_t n, float* y) {
   HWY_DYNAMIC_DISPATCH(Fp8Blocks)(codes, scales, n, y);
 }

@@ -60,6 +60,9 @@ void axpy_block(WeightType type, const void* rows, size_t row_stride, size_t n_r
 float exp_shifted(float* x, size_t n, float shift);
 // y[i] = silu(gate[i]) * up[i].
 void silu_mul(const float* gate, const float* up, float* y, size_t n);
+// Channels [begin, end) of Gated DeltaNet's width-4 causal conv: out = silu(w . [history
+// rows of state, u]), then the history ([3, conv_dim]) shifted to end with u. w is [C, 4].
+void conv4_silu(const float* u, float* state, const float* w, float* out, size_t begin, size_t end, size_t conv_dim);
 // y[i] = fp8_e4m3_to_f32(codes[i]) * bf16 scales[i / 16], for n a multiple of 16
 // (the fp8 KV-cache row format).
 void fp8_blocks_to_f32(const uint8_t* codes, const uint16_t* scales, size_t n, float* y);
