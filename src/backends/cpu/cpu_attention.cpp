@@ -91,12 +91,14 @@ void attend_chunk(const AttentionDecodeArgs& a, uint32_t g, uint32_t t_begin, ui
   dots.resize(group);
   for (uint32_t t0 = t_begin; t0 < t_end; t0 += kBlock) {
     const uint32_t n = std::min(kBlock, t_end - t0);
-    if (t0 + kBlock < t_end) {
-      prefetch_kv_head<E>(a.k_cache, kv_dim, kv_offset, hd, t0 + kBlock, std::min(kBlock, t_end - t0 - kBlock));
-      prefetch_kv_head<E>(a.v_cache, kv_dim, kv_offset, hd, t0 + kBlock, std::min(kBlock, t_end - t0 - kBlock));
-    }
     const KvRows keys = kv_rows<E>(a.k_cache, kv_dim, kv_offset, hd, t0, n, k_tile);
     for (uint32_t b = 0; b < n; ++b) {
+      // The next block's K and V, one position per position scored: issued all at
+      // once, 32 KB of prefetches filled the miss queue and stalled on it.
+      if (t0 + kBlock + b < t_end) {
+        prefetch_kv_head<E>(a.k_cache, kv_dim, kv_offset, hd, t0 + kBlock + b, 1);
+        prefetch_kv_head<E>(a.v_cache, kv_dim, kv_offset, hd, t0 + kBlock + b, 1);
+      }
       simd::dot_many(keys.type, keys.row(b), q, hd, group, dots.data(), hd);
       for (uint32_t j = 0; j < group; ++j) scores[size_t{j} * kBlock + b] = dots[j] * a.scale;
     }
