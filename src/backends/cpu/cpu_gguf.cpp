@@ -57,7 +57,10 @@ HWY_INLINE hn::Vec<DF> to_float(hn::Vec<DU> codes) { return hn::ConvertTo(DF(), 
 HWY_INLINE void halves_to_floats(const uint16_t (&bits)[4], float* out) {
   const hn::CappedTag<float, 4> d4;
   const hn::Rebind<hwy::float16_t, decltype(d4)> dh4;
-  hn::StoreU(hn::PromoteTo(d4, hn::LoadU(dh4, reinterpret_cast<const hwy::float16_t*>(bits))), d4, out);
+  const auto* halves = reinterpret_cast<const hwy::float16_t*>(bits);
+  for (size_t k = 0; k < 4; k += hn::Lanes(d4)) {  // one step, except on targets of fewer lanes (scalar)
+    hn::StoreU(hn::PromoteTo(d4, hn::LoadU(dh4, halves + k)), d4, out + k);
+  }
 }
 
 // The block scales d of block i of the R (<= 4) rows.
