@@ -313,7 +313,8 @@ void add_weights(KernelInputs& in, const std::string& dtype, const std::string& 
 
 TEST_P(Conformance, DenseGemvFamily) {
   for (const std::string dtype : {"f32", "bf16", "f16"}) {
-    for (uint32_t cols : {1u, 7u, 8u, 9u, 16u, 17u, 63u, 64u, 65u, 255u, 1024u, 1031u}) {
+    // Up to 4096 columns: GPU gemvs split long rows over up to 8 warps.
+    for (uint32_t cols : {1u, 7u, 8u, 9u, 16u, 17u, 63u, 64u, 65u, 255u, 1024u, 1031u, 4096u, 4103u}) {
       for (uint32_t rows : {1u, 5u, 64u, 67u}) {
         SCOPED_TRACE(::testing::Message() << dtype << " rows=" << rows << " cols=" << cols);
         KernelInputs in;
@@ -345,7 +346,7 @@ TEST_P(Conformance, FusedGemvKernelsMatchComposition) {
     GTEST_SKIP() << GetParam() << " has no fused weight kernels";
   }
   for (const std::string dtype : {"f32", "bf16", "f16"}) {
-    for (uint32_t cols : {1u, 9u, 64u, 65u, 1031u}) {
+    for (uint32_t cols : {1u, 9u, 64u, 65u, 1031u, 4096u}) {
       const uint32_t rows = 37;
       SCOPED_TRACE(::testing::Message() << dtype << " cols=" << cols);
       KernelInputs in;
@@ -417,7 +418,7 @@ TEST_P(Conformance, MlxAffineGemvFamily) {
   for (uint32_t bits : {4u, 8u}) {
     for (const std::string dtype : {"f32", "bf16", "f16"}) {
       for (uint32_t group_size : {32u, 64u, 128u}) {
-        for (uint32_t cols : {128u, 384u, 1024u}) {
+        for (uint32_t cols : {128u, 384u, 1024u, 8192u}) {  // 8192: split over 8 warps on GPUs
           const uint32_t rows = 67, words = cols * bits / 32, groups = cols / group_size;
           const std::string name = "mlx" + std::to_string(bits) + "_" + dtype;
           SCOPED_TRACE(::testing::Message() << name << " group=" << group_size << " cols=" << cols);

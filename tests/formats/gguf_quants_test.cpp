@@ -140,7 +140,7 @@ void check_backend(GpuBackend& gpu) {
   for (DType type : kTypes) {
     const uint32_t bs = static_cast<uint32_t>(dtype_block_size(type));
     for (uint32_t rows : {1u, 5u, 33u}) {
-      for (uint32_t cols : {bs, 3 * bs}) {
+      for (uint32_t cols : {bs, 3 * bs, 4096u}) {  // 4096: GPU gemvs split long rows over warps
         SCOPED_TRACE(::testing::Message() << dtype_name(type) << " rows " << rows << " cols " << cols);
         Device d{gpu, {}};
         const std::vector<std::byte> w0 = random_blocks(type, rows * cols / bs, rows + cols);
