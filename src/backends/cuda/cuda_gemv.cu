@@ -41,13 +41,7 @@ struct DenseMatrix {
           for (int k = 0; k < 8; ++k) acc[r] = fmaf(w[r][k], a[k], acc[r]);
         }
       };
-      const uint32_t step = count * 8;
-      uint32_t c = index * 8;
-      for (; c + (kGemvBatch - 1) * step < m.cols; c += kGemvBatch * step) {
-#pragma unroll
-        for (uint32_t b = 0; b < kGemvBatch; ++b) step8(c + b * step);
-      }
-      for (; c < m.cols; c += step) step8(c);
+      batched_columns<kGemvBatch>(index * 8, count * 8, m.cols, step8);
     } else {
       for (uint32_t c = index; c < m.cols; c += count) {
         const float a = act.at(c);
@@ -61,11 +55,7 @@ struct DenseMatrix {
 // Runs `body(matrix_tag)` with the vector or scalar DenseMatrix type.
 template <typename E, typename Body>
 void with_dense(bool vector_path, Body body) {
-  if (vector_path) {
-    body(DenseMatrix<E, true>{});
-  } else {
-    body(DenseMatrix<E, false>{});
-  }
+  with_matrix<DenseMatrix<E, true>, DenseMatrix<E, false>>(vector_path, body);
 }
 
 template <typename E>

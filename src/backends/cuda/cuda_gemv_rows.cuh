@@ -48,6 +48,29 @@ inline PlainActivation silu_gate_activation(const float* gate, const float* up, 
   return PlainActivation{act};
 }
 
+// body(Vector{}) or body(Scalar{}): a matrix view whose loads need 16-byte
+// aligned data and whole steps, or its element-at-a-time twin.
+template <typename Vector, typename Scalar, typename Body>
+void with_matrix(bool vector_path, Body body) {
+  if (vector_path) {
+    body(Vector{});
+  } else {
+    body(Scalar{});
+  }
+}
+
+// step(c) for c = first, first + stride, ... below end, kBatch calls at a time with
+// no bounds check between them, so that a thread issues their loads together.
+template <uint32_t kBatch, typename Step>
+__device__ void batched_columns(uint32_t first, uint32_t stride, uint32_t end, Step step) {
+  uint32_t c = first;
+  for (; c + (kBatch - 1) * stride < end; c += kBatch * stride) {
+#pragma unroll
+    for (uint32_t b = 0; b < kBatch; ++b) step(c + b * stride);
+  }
+  for (; c < end; c += stride) step(c);
+}
+
 // Matrix provides: `Row row(uint32_t r) const`, `static constexpr uint32_t kColsPerThread`
 // (columns one thread takes per step) and `static dot_rows(m, rows, act, index, count, acc)`,
 // which sums the columns of thread `index` of `count` threads sharing the rows; see

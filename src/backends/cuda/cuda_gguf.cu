@@ -173,11 +173,7 @@ struct GgufMatrix {
 
 template <DType kType, typename Body>
 void with_gguf(bool vector_path, Body body) {
-  if (vector_path) {
-    body(GgufMatrix<kType, true>{});
-  } else {
-    body(GgufMatrix<kType, false>{});
-  }
+  with_matrix<GgufMatrix<kType, true>, GgufMatrix<kType, false>>(vector_path, body);
 }
 
 template <DType kType>

@@ -75,15 +75,8 @@ struct MlxMatrix {
           acc[r] = fmaf(E::load(rows[r].scales[group]), dot, fmaf(E::load(rows[r].biases[group]), a_sum, acc[r]));
         }
       };
-      // Batches of chunks, their loads issued together (rows are always valid: no branches).
-      constexpr uint32_t kBatch = kGemvBatch / 2;  // a chunk is already 16 or 32 weights
-      const uint32_t step = count * kPerChunk;
-      uint32_t c = index * kPerChunk;
-      for (; c + (kBatch - 1) * step < m.cols; c += kBatch * step) {
-#pragma unroll
-        for (uint32_t b = 0; b < kBatch; ++b) chunk(c + b * step);
-      }
-      for (; c < m.cols; c += step) chunk(c);
+      // Half the dense batch: a chunk is already 16 or 32 weights (rows are always valid: no branches).
+      batched_columns<kGemvBatch / 2>(index * kPerChunk, count * kPerChunk, m.cols, chunk);
     } else {
       for (uint32_t c = index; c < m.cols; c += count) {
         const float a = act.at(c);
@@ -101,11 +94,7 @@ struct MlxMatrix {
 
 template <uint32_t Bits, typename E, typename Body>
 void with_mlx(bool vector_path, Body body) {
-  if (vector_path) {
-    body(MlxMatrix<Bits, E, true>{});
-  } else {
-    body(MlxMatrix<Bits, E, false>{});
-  }
+  with_matrix<MlxMatrix<Bits, E, true>, MlxMatrix<Bits, E, false>>(vector_path, body);
 }
 
 template <typename M>

@@ -12,6 +12,13 @@ constexpr unsigned kNormThreads = 256;
 constexpr unsigned kAddNormThreads = 1024;
 constexpr unsigned kHeadThreads = 128;
 
+// 1 / sqrt(mean(x^2) + eps) over x[0, n), returned to every thread of the block.
+__device__ float block_inv_rms(const float* x, uint32_t n, float eps) {
+  float sum_sq = 0;
+  for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) sum_sq += x[i] * x[i];
+  return 1.0f / sqrtf(block_sum(sum_sq) / static_cast<float>(n) + eps);
+}
+
 // y[r] = x[r] / sqrt(mean(x[r]^2) + eps) * weight
 __global__ void __launch_bounds__(kNormThreads)
     rms_norm_kernel(const float* x, const float* __restrict__ weight, float* y, uint32_t n_rows, uint32_t row_len,
@@ -19,9 +26,7 @@ __global__ void __launch_bounds__(kNormThreads)
   for (uint32_t r = blockIdx.x; r < n_rows; r += gridDim.x) {
     const float* xr = x + size_t{r} * x_row_stride;
     float* yr = y + size_t{r} * y_row_stride;
-    float sum_sq = 0;
-    for (uint32_t i = threadIdx.x; i < row_len; i += blockDim.x) sum_sq += xr[i] * xr[i];
-    const float inv = 1.0f / sqrtf(block_sum(sum_sq) / static_cast<float>(row_len) + eps);
+    const float inv = block_inv_rms(xr, row_len, eps);
     for (uint32_t i = threadIdx.x; i < row_len; i += blockDim.x) yr[i] = xr[i] * inv * weight[i];
   }
 }
@@ -64,9 +69,7 @@ __global__ void __launch_bounds__(kHeadThreads)
   for (uint32_t h = blockIdx.x; h < n_heads; h += gridDim.x) {
     const float* xh = x + size_t{h} * x_head_stride;
     float* yh = y + size_t{h} * head_dim;
-    float sum_sq = 0;
-    for (uint32_t i = threadIdx.x; i < head_dim; i += blockDim.x) sum_sq += xh[i] * xh[i];
-    const float inv = 1.0f / sqrtf(block_sum(sum_sq) / static_cast<float>(head_dim) + eps);
+    const float inv = block_inv_rms(xh, head_dim, eps);
     for (uint32_t i = threadIdx.x; i < head_dim; i += blockDim.x) {
       if (i < half) {
         const float n0 = xh[i] * inv * weight[i];
