@@ -4,7 +4,6 @@
 // Backends without that kernel have no probe (DeviceReadProbe::create is empty).
 #pragma once
 
-#include <memory>
 #include <optional>
 
 #include "qwen35/backend.h"
@@ -31,7 +30,7 @@ class DeviceReadProbe {
   DeviceReadProbe(GpuBackend& gpu, Kernel<MemoryReadProbeArgs> kernel, size_t bytes);
   GpuBackend* gpu_;
   Kernel<MemoryReadProbeArgs> kernel_;
-  std::shared_ptr<DeviceBuffer> data_, sink_;
+  DeviceBuffer data_, sink_;
   size_t bytes_;
 };
 

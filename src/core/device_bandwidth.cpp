@@ -15,19 +15,19 @@ std::optional<DeviceReadProbe> DeviceReadProbe::create(GpuBackend& gpu, size_t b
 DeviceReadProbe::DeviceReadProbe(GpuBackend& gpu, Kernel<MemoryReadProbeArgs> kernel, size_t bytes)
     : gpu_(&gpu),
       kernel_(kernel),
-      data_(std::make_shared<DeviceBuffer>(gpu, bytes)),
-      sink_(std::make_shared<DeviceBuffer>(gpu, 16)),
+      data_(gpu, bytes),
+      sink_(gpu, 16),
       bytes_(bytes) {
   // Every byte 0x5a: the kernel stores only for a sum this can never give.
   const Stream stream = gpu.default_stream();
-  gpu.fill(data_->ptr(), 0x5a, bytes_, stream);
+  gpu.fill(data_.ptr(), 0x5a, bytes_, stream);
   gpu.synchronize(stream);
 }
 
 double DeviceReadProbe::measure(int repeats) const {
   using Clock = std::chrono::steady_clock;
   const Stream stream = gpu_->default_stream();
-  const MemoryReadProbeArgs args{.data = data_->ptr(), .sink = sink_->ptr(), .bytes = bytes_};
+  const MemoryReadProbeArgs args{.data = data_.ptr(), .sink = sink_.ptr(), .bytes = bytes_};
   launch(*gpu_, kernel_, args, stream);  // warm-up
   gpu_->synchronize(stream);
   std::vector<double> gbps;
