@@ -56,26 +56,33 @@ const simd::WeightType kTypes[] = {simd::WeightType::kF32, simd::WeightType::kBF
 
 TEST_P(Simd, TargetIsTheForcedOne) { EXPECT_EQ(simd::current_target(), simd::target_name(GetParam())); }
 
+// Rows [begin, rows): 7 rows fill no 8-row pass and one 4-row pass; the 34
+// rows from row 3 make four 8-row passes over bands of 4 rows (or eight 4-row
+// passes over bands of 8) and leave 2 rows over, starting mid-matrix as a pool
+// task does.
 TEST_P(Simd, GemvRowsAndDot) {
   for (simd::WeightType type : kTypes) {
     for (size_t cols : kSizes) {
-      const size_t rows = 7;  // one 4-row block and three single rows
-      SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " cols " << cols);
-      const Weights w = make_weights(type, rows * cols, static_cast<uint32_t>(cols));
-      const auto x = random_floats(cols, 77);
-      const auto base = random_floats(rows, 78);
-      std::vector<float> y(rows, std::nanf(""));
-      simd::gemv_rows(type, w.data(type), x.data(), base.data(), y.data(), 0, rows, cols);
-      for (size_t r = 0; r < rows; ++r) {
-        double expected = 0, scale = 0;
-        for (size_t c = 0; c < cols; ++c) {
-          expected += double{w.exact[r * cols + c]} * x[c];
-          scale += std::fabs(double{w.exact[r * cols + c]} * x[c]);
+      for (const auto& [begin, rows] : {std::pair<size_t, size_t>{0, 7}, {3, 37}}) {
+        SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " cols " << cols << " rows "
+                                          << begin << ".." << rows);
+        const Weights w = make_weights(type, rows * cols, static_cast<uint32_t>(cols));
+        const auto x = random_floats(cols, 77);
+        const auto base = random_floats(rows, 78);
+        std::vector<float> y(rows, std::nanf(""));
+        simd::gemv_rows(type, w.data(type), x.data(), base.data(), y.data(), begin, rows, cols);
+        for (size_t r = 0; r < begin; ++r) ASSERT_TRUE(std::isnan(y[r])) << "row " << r << " is outside the range";
+        for (size_t r = begin; r < rows; ++r) {
+          double expected = 0, scale = 0;
+          for (size_t c = 0; c < cols; ++c) {
+            expected += double{w.exact[r * cols + c]} * x[c];
+            scale += std::fabs(double{w.exact[r * cols + c]} * x[c]);
+          }
+          ASSERT_NEAR(y[r], base[r] + expected, kTolerance * (scale + 1)) << "row " << r;
+          const void* row = static_cast<const char*>(w.data(type)) +
+                            r * cols * (type == simd::WeightType::kF32 ? 4 : 2);
+          ASSERT_NEAR(simd::dot(type, row, x.data(), cols), expected, kTolerance * (scale + 1)) << "row " << r;
         }
-        ASSERT_NEAR(y[r], base[r] + expected, kTolerance * (scale + 1)) << "row " << r;
-        const void* row = static_cast<const char*>(w.data(type)) +
-                          r * cols * (type == simd::WeightType::kF32 ? 4 : 2);
-        ASSERT_NEAR(simd::dot(type, row, x.data(), cols), expected, kTolerance * (scale + 1)) << "row " << r;
       }
     }
   }

@@ -11,9 +11,10 @@
 namespace qwen35 {
 namespace {
 
-// Rows per task: a multiple of the 4-row SIMD block with ~64k weights, enough
-// to amortise the hand-off while leaving every thread several tasks.
-size_t row_grain(uint32_t cols) { return std::max<size_t>(4, 65536 / std::max<uint32_t>(cols, 1) / 4 * 4); }
+// Rows per task: ~256k weights (a multiple of 8 rows), so that each of the
+// gemv's row bands is a read stream of tens of KB, while leaving every thread
+// several tasks.
+size_t row_grain(uint32_t cols) { return std::max<size_t>(8, 262144 / std::max<uint32_t>(cols, 1) / 8 * 8); }
 
 template <typename E>
 void gemv(ThreadPool& pool, const GemvArgs& a) {

@@ -42,70 +42,78 @@ HWY_INLINE VF load(DF df, const hwy::float16_t* p) {
 }
 HWY_INLINE float sum(DF df, VF v) { return hn::GetLane(hn::SumOfLanes(df, v)); }
 
-// Four rows share each load of x, and two accumulators per row keep eight
-// independent FMA chains in flight; the four weight rows are four concurrent
-// read streams. Rows of a model are short (2-7 KB), too short for the hardware
-// prefetcher to ramp up on, so each iteration also prefetches the same
-// columns of the next four rows.
+// `bytes` past p, for prefetching: the address may lie past the matrix (its last
+// rows), which a prefetch tolerates, so it is formed as an integer.
+HWY_INLINE const void* ahead(const void* p, size_t bytes) {
+  return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) + bytes);
+}
+
+// Rows per pass of the dense gemv: as many as the registers hold with two
+// accumulators each (32 vector registers on AVX-512, NEON and SVE; 16 on the
+// older x86 targets).
+constexpr size_t kGemvBands =
+    (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_EMU128 ||
+     HWY_TARGET == HWY_SCALAR)
+        ? 4
+        : 8;
+
+// out[k] = rows[k] . x for M rows. The rows share each load of x, and two
+// accumulators per row keep 2M independent FMA chains in flight. Each step
+// also prefetches the same columns one row on from every row (the next row of
+// its band, below), about a DRAM latency of work ahead.
+template <size_t M, typename T>
+HWY_INLINE void dot_rows(const T* const* rows, const float* x, size_t cols, float* out) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  VF a[M], b[M];
+  for (size_t k = 0; k < M; ++k) a[k] = b[k] = hn::Zero(df);
+  size_t i = 0;
+  for (; i + 2 * n <= cols; i += 2 * n) {
+    for (size_t k = 0; k < M; ++k) {
+      for (size_t line = 0; line < 2 * n * sizeof(T); line += 64) hwy::Prefetch(ahead(rows[k] + i, cols * sizeof(T) + line));
+    }
+    const VF x0 = hn::LoadU(df, x + i), x1 = hn::LoadU(df, x + i + n);
+    for (size_t k = 0; k < M; ++k) {
+      a[k] = hn::MulAdd(load(df, rows[k] + i), x0, a[k]);
+      b[k] = hn::MulAdd(load(df, rows[k] + i + n), x1, b[k]);
+    }
+  }
+  for (; i + n <= cols; i += n) {
+    const VF x0 = hn::LoadU(df, x + i);
+    for (size_t k = 0; k < M; ++k) a[k] = hn::MulAdd(load(df, rows[k] + i), x0, a[k]);
+  }
+  for (size_t k = 0; k < M; ++k) {
+    float s = sum(df, hn::Add(a[k], b[k]));
+    for (size_t t = i; t < cols; ++t) s += to_f32(rows[k][t]) * x[t];
+    out[k] = s;
+  }
+}
+
+// The rows [row_begin, row_end) are read as kGemvBands bands: equal runs of
+// consecutive rows, walked side by side, one row of each per pass. Each band
+// is then one long sequential read stream, the pattern the read probe peaks
+// at; adjacent rows (0.5-7 KB each) would be short streams that the hardware
+// prefetcher barely ramps up on. Rows left over after the bands go one by one.
 template <typename T>
 void gemv_rows_t(const T* w, const float* x, const float* base, float* y, size_t row_begin, size_t row_end,
                  size_t cols) {
-  const DF df;
-  const size_t n = hn::Lanes(df);
-  size_t r = row_begin;
-  for (; r + 4 <= row_end; r += 4) {
-    const T* w0 = w + r * cols;
-    const T* w1 = w0 + cols;
-    const T* w2 = w1 + cols;
-    const T* w3 = w2 + cols;
-    VF a0 = hn::Zero(df), a1 = hn::Zero(df), a2 = hn::Zero(df), a3 = hn::Zero(df);
-    VF b0 = hn::Zero(df), b1 = hn::Zero(df), b2 = hn::Zero(df), b3 = hn::Zero(df);
-    size_t i = 0;
-    const T* next = w3 + cols;
-    for (; i + 2 * n <= cols; i += 2 * n) {
-      hwy::Prefetch(next + i);
-      hwy::Prefetch(next + cols + i);
-      hwy::Prefetch(next + 2 * cols + i);
-      hwy::Prefetch(next + 3 * cols + i);
-      const VF x0 = hn::LoadU(df, x + i);
-      const VF x1 = hn::LoadU(df, x + i + n);
-      a0 = hn::MulAdd(load(df, w0 + i), x0, a0);
-      a1 = hn::MulAdd(load(df, w1 + i), x0, a1);
-      a2 = hn::MulAdd(load(df, w2 + i), x0, a2);
-      a3 = hn::MulAdd(load(df, w3 + i), x0, a3);
-      b0 = hn::MulAdd(load(df, w0 + i + n), x1, b0);
-      b1 = hn::MulAdd(load(df, w1 + i + n), x1, b1);
-      b2 = hn::MulAdd(load(df, w2 + i + n), x1, b2);
-      b3 = hn::MulAdd(load(df, w3 + i + n), x1, b3);
+  constexpr size_t M = kGemvBands;
+  const size_t band = (row_end - row_begin) / M;
+  for (size_t j = 0; j < band; ++j) {
+    const T* rows[M];
+    size_t index[M];
+    float s[M];
+    for (size_t k = 0; k < M; ++k) {
+      index[k] = row_begin + k * band + j;
+      rows[k] = w + index[k] * cols;
     }
-    for (; i + n <= cols; i += n) {
-      const VF x0 = hn::LoadU(df, x + i);
-      a0 = hn::MulAdd(load(df, w0 + i), x0, a0);
-      a1 = hn::MulAdd(load(df, w1 + i), x0, a1);
-      a2 = hn::MulAdd(load(df, w2 + i), x0, a2);
-      a3 = hn::MulAdd(load(df, w3 + i), x0, a3);
-    }
-    float s[4] = {sum(df, hn::Add(a0, b0)), sum(df, hn::Add(a1, b1)), sum(df, hn::Add(a2, b2)),
-                  sum(df, hn::Add(a3, b3))};
-    for (; i < cols; ++i) {
-      s[0] += to_f32(w0[i]) * x[i];
-      s[1] += to_f32(w1[i]) * x[i];
-      s[2] += to_f32(w2[i]) * x[i];
-      s[3] += to_f32(w3[i]) * x[i];
-    }
-    for (size_t k = 0; k < 4; ++k) y[r + k] = (base ? base[r + k] : 0.0f) + s[k];
+    dot_rows<M>(rows, x, cols, s);
+    for (size_t k = 0; k < M; ++k) y[index[k]] = (base ? base[index[k]] : 0.0f) + s[k];
   }
-  for (; r < row_end; ++r) {
-    const T* wr = w + r * cols;
-    VF a = hn::Zero(df), b = hn::Zero(df);
-    size_t i = 0;
-    for (; i + 2 * n <= cols; i += 2 * n) {
-      a = hn::MulAdd(load(df, wr + i), hn::LoadU(df, x + i), a);
-      b = hn::MulAdd(load(df, wr + i + n), hn::LoadU(df, x + i + n), b);
-    }
-    for (; i + n <= cols; i += n) a = hn::MulAdd(load(df, wr + i), hn::LoadU(df, x + i), a);
-    float s = sum(df, hn::Add(a, b));
-    for (; i < cols; ++i) s += to_f32(wr[i]) * x[i];
+  for (size_t r = row_begin + M * band; r < row_end; ++r) {
+    const T* row = w + r * cols;
+    float s;
+    dot_rows<1>(&row, x, cols, &s);
     y[r] = (base ? base[r] : 0.0f) + s;
   }
 }
@@ -439,12 +447,6 @@ float ReadStreams(const float* p, size_t count, size_t streams, size_t prefetch_
     for (size_t t = i; t < part; ++t) total += p[s * part + t];
   }
   return total;
-}
-
-// `bytes` past p, for prefetching: the address may lie past the matrix (its last
-// rows), which a prefetch tolerates, so it is formed as an integer.
-HWY_INLINE const void* ahead(const void* p, size_t bytes) {
-  return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) + bytes);
 }
 
 // Rows of 0.5-2 KB are too short for the hardware prefetcher to ramp up on: each
