@@ -101,11 +101,15 @@ TEST_P(Simd, ElementwisePrimitives) {
     simd::scale_mul(x.data(), 0.37f, w.data(), y.data(), n);
     for (size_t i = 0; i < n; ++i) ASSERT_FLOAT_EQ(y[i], x[i] * 0.37f * w[i]);
 
+    double expected_max = x[0];
+    for (float v : x) expected_max = std::max(expected_max, double{v});
+    EXPECT_EQ(simd::max_value(x.data(), n), expected_max);
+
     std::vector<float> e = x;
-    const float total = simd::exp_shifted(e.data(), n, 3.0f);
+    const float total = simd::exp_shifted(e.data(), n, 0.75f, 3.0f);
     double expected_total = 0;
     for (size_t i = 0; i < n; ++i) {
-      const double expected = std::exp(double{x[i]} - 3.0);
+      const double expected = std::exp(double{x[i]} * 0.75 - 3.0);
       expected_total += expected;
       ASSERT_NEAR(e[i], expected, 4e-6 * expected) << i;  // Highway's Exp: a few ulps
     }
@@ -165,22 +169,29 @@ TEST_P(Simd, AttentionPrimitivesShareOneRowAcrossQueries) {
     for (size_t n : {1u, 15u, 16u, 17u, 33u, 48u, 64u, 256u}) {
       for (size_t queries : {1u, 2u, 3u, 4u, 5u, 7u, 9u}) {  // every remainder after passes of 4 queries
         SCOPED_TRACE(::testing::Message() << "n " << n << " queries " << queries);
-        const size_t rows = 5, row_stride = n + 3, acc_stride = n + 2;
+        const size_t rows = 5, row_stride = n + 3, acc_stride = n + 2, out_stride = rows + 2;
         const Weights r = make_weights(type, rows * row_stride, static_cast<uint32_t>(n));
         const auto q = random_floats(queries * n, 9);
-        std::vector<float> dots(queries, std::nanf(""));
-        simd::dot_many(type, r.data(type), q.data(), n, queries, dots.data(), n);
+        std::vector<float> dots(queries * out_stride, std::nanf(""));
+        // Prefetching 5 rows on asks for lines past the rows; that must change nothing.
+        simd::dot_block(type, r.data(type), row_stride, rows, q.data(), n, queries, dots.data(), out_stride, n, 5);
         for (size_t j = 0; j < queries; ++j) {
-          double expected = 0;
-          for (size_t i = 0; i < n; ++i) expected += double{r.exact[i]} * q[j * n + i];
-          ASSERT_NEAR(dots[j], expected, kTolerance * (n + 1)) << "query " << j;
+          for (size_t b = 0; b < out_stride; ++b) {
+            if (b >= rows) {
+              ASSERT_TRUE(std::isnan(dots[j * out_stride + b])) << "query " << j << " wrote past its rows";
+              continue;
+            }
+            double expected = 0;
+            for (size_t i = 0; i < n; ++i) expected += double{r.exact[b * row_stride + i]} * q[j * n + i];
+            ASSERT_NEAR(dots[j * out_stride + b], expected, kTolerance * (n + 1)) << "query " << j << " row " << b;
+          }
         }
         const auto weights = random_floats(rows * queries, 10);
         auto accs = random_floats(queries * acc_stride, 11);
         const auto before = accs;
         // weights[j * rows + b]: one row of weights per query
         simd::axpy_block(type, r.data(type), row_stride, rows, weights.data(), rows, queries, accs.data(), acc_stride,
-                         n);
+                         n, 5);
         for (size_t j = 0; j < queries; ++j) {
           for (size_t i = 0; i < acc_stride; ++i) {
             double expected = before[j * acc_stride + i];

@@ -22,7 +22,9 @@ namespace {
 constexpr uint32_t kMinChunk = 256;
 
 // One KV head's rows for a block of positions, as the SIMD kernels take them:
-// straight from the cache, or (fp8) dequantised into a per-thread float tile.
+// straight from the cache, or (fp8) dequantised into a per-thread float tile,
+// asking for the codes of the rows `prefetch` positions on as it goes (the
+// SIMD kernels prefetch plain rows themselves).
 struct KvRows {
   const uint8_t* first;
   size_t stride_bytes, stride_elements;
@@ -32,13 +34,18 @@ struct KvRows {
 
 template <typename E>
 KvRows kv_rows(DevicePtr cache, uint32_t kv_dim, uint32_t offset, uint32_t head_dim, uint32_t t0, uint32_t n,
-               std::vector<float>& tile) {
+               uint32_t prefetch, std::vector<float>& tile) {
   if constexpr (is_fp8_kv<E>) {
     tile.resize(size_t{n} * head_dim);
     const size_t row_bytes = kv_row_bytes(KvDtype::kFP8, kv_dim);
     const auto* base = host_ptr<const uint8_t>(cache);
     for (uint32_t b = 0; b < n; ++b) {
       const uint8_t* row = base + (t0 + b) * row_bytes;
+      if (prefetch) {
+        const uint8_t* next = row + prefetch * row_bytes;
+        for (uint32_t line = 0; line < head_dim; line += 64) __builtin_prefetch(next + offset + line);
+        __builtin_prefetch(fp8_kv_scales(next, kv_dim) + offset / kKvFp8Block);
+      }
       simd::fp8_blocks_to_f32(row + offset, fp8_kv_scales(row, kv_dim) + offset / kKvFp8Block, head_dim,
                               tile.data() + size_t{b} * head_dim);
     }
@@ -48,21 +55,6 @@ KvRows kv_rows(DevicePtr cache, uint32_t kv_dim, uint32_t offset, uint32_t head_
     using S = typename E::Storage;
     const auto* rows = host_ptr<const S>(cache) + size_t{t0} * kv_dim + offset;
     return {reinterpret_cast<const uint8_t*>(rows), kv_dim * sizeof(S), kv_dim, cpu::weight_type<E>()};
-  }
-}
-
-// Asks for one KV head's slice of positions [t0, t0 + n) ahead of use: a head's
-// slice is a fraction of each cached row, too short a run for the hardware
-// prefetcher to ramp up on before the next row's slice.
-template <typename E>
-void prefetch_kv_head(DevicePtr cache, uint32_t kv_dim, uint32_t offset, uint32_t head_dim, uint32_t t0, uint32_t n) {
-  const size_t row_bytes = kv_row_bytes(kv_dtype_of<E>(), kv_dim);
-  const size_t element_bytes = kv_code_bytes<E>();  // fp8: the codes; its scales are a few bytes per row
-  const auto* base = host_ptr<const uint8_t>(cache) + size_t{t0} * row_bytes + size_t{offset} * element_bytes;
-  for (uint32_t b = 0; b < n; ++b) {
-    for (size_t line = 0; line < size_t{head_dim} * element_bytes; line += 64) {
-      __builtin_prefetch(base + b * row_bytes + line);
-    }
   }
 }
 
@@ -85,40 +77,36 @@ void attend_chunk(const AttentionDecodeArgs& a, uint32_t g, uint32_t t_begin, ui
     slot[j * stride + hd + 1] = 0.0f;
   }
   thread_local std::vector<float> scores;  // [group, kBlock]: one contiguous row per query head
-  thread_local std::vector<float> dots;    // [group]
   thread_local std::vector<float> k_tile, v_tile;  // fp8 only: [kBlock, hd]
   scores.resize(size_t{kBlock} * group);
-  dots.resize(group);
   for (uint32_t t0 = t_begin; t0 < t_end; t0 += kBlock) {
     const uint32_t n = std::min(kBlock, t_end - t0);
-    const KvRows keys = kv_rows<E>(a.k_cache, kv_dim, kv_offset, hd, t0, n, k_tile);
-    for (uint32_t b = 0; b < n; ++b) {
-      // The next block's K and V, one position per position scored: issued all at
-      // once, 32 KB of prefetches filled the miss queue and stalled on it.
-      if (t0 + kBlock + b < t_end) {
-        prefetch_kv_head<E>(a.k_cache, kv_dim, kv_offset, hd, t0 + kBlock + b, 1);
-        prefetch_kv_head<E>(a.v_cache, kv_dim, kv_offset, hd, t0 + kBlock + b, 1);
-      }
-      simd::dot_many(keys.type, keys.row(b), q, hd, group, dots.data(), hd);
-      for (uint32_t j = 0; j < group; ++j) scores[size_t{j} * kBlock + b] = dots[j] * a.scale;
-    }
+    // Each block asks for the next block's rows as it reads its own: a head's
+    // slice is a fraction of each cached row, too short a run for the hardware
+    // prefetcher to ramp up on. Spread over the block, not issued at once: a
+    // burst of 32 KB of prefetches filled the miss queue and stalled on it.
+    const uint32_t prefetch = t0 + kBlock < t_end ? kBlock : 0;
+    const uint32_t simd_prefetch = is_fp8_kv<E> ? 0 : prefetch;  // an fp8 tile is not the cache
+    const KvRows keys = kv_rows<E>(a.k_cache, kv_dim, kv_offset, hd, t0, n, prefetch, k_tile);
+    simd::dot_block(keys.type, keys.first, keys.stride_elements, n, q, hd, group, scores.data(), kBlock, hd,
+                    simd_prefetch);
     for (uint32_t j = 0; j < group; ++j) {
       float* acc = slot + j * stride;
       float& max = acc[hd];
       float& sum = acc[hd + 1];
       float* s = &scores[size_t{j} * kBlock];
-      const float block_max = *std::max_element(s, s + n);
+      const float block_max = simd::max_value(s, n) * a.scale;  // scale > 0 keeps the largest score largest
       if (block_max > max) {
         const float keep = std::exp(max - block_max);  // 0 on the first block
         sum *= keep;
         simd::scale_add(simd::WeightType::kF32, acc, keep, 0.0f, acc, hd);
         max = block_max;
       }
-      sum += simd::exp_shifted(s, n, max);
+      sum += simd::exp_shifted(s, n, a.scale, max);
     }
-    const KvRows values = kv_rows<E>(a.v_cache, kv_dim, kv_offset, hd, t0, n, v_tile);
+    const KvRows values = kv_rows<E>(a.v_cache, kv_dim, kv_offset, hd, t0, n, prefetch, v_tile);
     simd::axpy_block(values.type, values.first, values.stride_elements, n, scores.data(), kBlock, group, slot, stride,
-                     hd);
+                     hd, simd_prefetch);
   }
 }
 

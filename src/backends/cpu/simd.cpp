@@ -152,14 +152,23 @@ void scale_add_t(const T* x, float keep, float p, float* y, size_t count) {
 // the FMA latency, while every K or V vector is loaded (and widened) once.
 constexpr size_t kMany = 4;
 
+// Prefetches the lines of the 2n elements at p, `bytes` on (nothing when 0).
+template <typename T>
+HWY_INLINE void prefetch_step(const T* p, size_t bytes, size_t n) {
+  if (bytes == 0) return;
+  for (size_t line = 0; line < 2 * n * sizeof(T); line += 64) hwy::Prefetch(ahead(p, bytes + line));
+}
+
 template <size_t M, typename T>
-HWY_INLINE void dot_pass(const T* row, const float* qs, size_t stride, float* out, size_t count) {
+HWY_INLINE void dot_pass(const T* row, size_t prefetch_bytes, const float* qs, size_t stride, float* out,
+                         size_t out_stride, size_t count) {
   const DF df;
   const size_t n = hn::Lanes(df);
   VF a[M], b[M];
   for (size_t j = 0; j < M; ++j) a[j] = b[j] = hn::Zero(df);
   size_t i = 0;
   for (; i + 2 * n <= count; i += 2 * n) {
+    prefetch_step(row + i, prefetch_bytes, n);
     const VF r0 = load(df, row + i), r1 = load(df, row + i + n);
     for (size_t j = 0; j < M; ++j) {
       a[j] = hn::MulAdd(r0, hn::LoadU(df, qs + j * stride + i), a[j]);
@@ -173,13 +182,13 @@ HWY_INLINE void dot_pass(const T* row, const float* qs, size_t stride, float* ou
   for (size_t j = 0; j < M; ++j) {
     float s = sum(df, hn::Add(a[j], b[j]));
     for (size_t t = i; t < count; ++t) s += to_f32(row[t]) * qs[j * stride + t];
-    out[j] = s;
+    out[j * out_stride] = s;
   }
 }
 
 template <size_t M, typename T>
-HWY_INLINE void axpy_pass(const T* rows, size_t row_stride, size_t n_rows, const float* weights,
-                          size_t weight_stride, float* accs, size_t stride, size_t count) {
+HWY_INLINE void axpy_pass(const T* rows, size_t row_stride, size_t n_rows, size_t prefetch_bytes,
+                          const float* weights, size_t weight_stride, float* accs, size_t stride, size_t count) {
   const DF df;
   const size_t n = hn::Lanes(df);
   size_t i = 0;
@@ -190,6 +199,7 @@ HWY_INLINE void axpy_pass(const T* rows, size_t row_stride, size_t n_rows, const
       b[j] = hn::LoadU(df, accs + j * stride + i + n);
     }
     for (size_t r = 0; r < n_rows; ++r) {
+      prefetch_step(rows + r * row_stride + i, prefetch_bytes, n);
       const VF v0 = load(df, rows + r * row_stride + i), v1 = load(df, rows + r * row_stride + i + n);
       for (size_t j = 0; j < M; ++j) {
         const VF w = hn::Set(df, weights[j * weight_stride + r]);
@@ -233,57 +243,86 @@ HWY_INLINE void for_query_groups(size_t n_queries, const Pass& pass) {
   }
 }
 
+// The first pass over the rows prefetches; later query groups find them cached.
 template <typename T>
-void dot_many_t(const T* row, const float* queries, size_t stride, size_t n_queries, float* out, size_t count) {
-  for_query_groups(n_queries, [&](auto m, size_t q0) {
-    dot_pass<decltype(m)::value>(row, queries + q0 * stride, stride, out + q0, count);
-  });
+void dot_block_t(const T* rows, size_t row_stride, size_t n_rows, const float* queries, size_t query_stride,
+                 size_t n_queries, float* out, size_t out_stride, size_t count, size_t prefetch_rows) {
+  const size_t prefetch_bytes = prefetch_rows * row_stride * sizeof(T);
+  for (size_t r = 0; r < n_rows; ++r) {
+    for_query_groups(n_queries, [&](auto m, size_t q0) {
+      dot_pass<decltype(m)::value>(rows + r * row_stride, q0 == 0 ? prefetch_bytes : 0, queries + q0 * query_stride,
+                                   query_stride, out + q0 * out_stride + r, out_stride, count);
+    });
+  }
 }
 
 template <typename T>
 void axpy_block_t(const T* rows, size_t row_stride, size_t n_rows, const float* weights, size_t weight_stride,
-                  size_t n_queries, float* accs, size_t stride, size_t count) {
+                  size_t n_queries, float* accs, size_t stride, size_t count, size_t prefetch_rows) {
+  const size_t prefetch_bytes = prefetch_rows * row_stride * sizeof(T);
   for_query_groups(n_queries, [&](auto m, size_t q0) {
-    axpy_pass<decltype(m)::value>(rows, row_stride, n_rows, weights + q0 * weight_stride, weight_stride,
-                                  accs + q0 * stride, stride, count);
+    axpy_pass<decltype(m)::value>(rows, row_stride, n_rows, q0 == 0 ? prefetch_bytes : 0,
+                                  weights + q0 * weight_stride, weight_stride, accs + q0 * stride, stride, count);
   });
 }
 
-void DotManyF32(const void* row, const float* q, size_t stride, size_t m, float* out, size_t n) {
-  dot_many_t(static_cast<const float*>(row), q, stride, m, out, n);
+template <typename T>
+void DotBlock(const void* rows, size_t rs, size_t nr, const float* q, size_t qs, size_t m, float* out,
+              size_t out_stride, size_t n, size_t ahead_rows) {
+  dot_block_t(static_cast<const T*>(rows), rs, nr, q, qs, m, out, out_stride, n, ahead_rows);
 }
-void DotManyBF16(const void* row, const float* q, size_t stride, size_t m, float* out, size_t n) {
-  dot_many_t(static_cast<const hwy::bfloat16_t*>(row), q, stride, m, out, n);
+void DotBlockF32(const void* rows, size_t rs, size_t nr, const float* q, size_t qs, size_t m, float* out,
+                 size_t os, size_t n, size_t ahead_rows) {
+  DotBlock<float>(rows, rs, nr, q, qs, m, out, os, n, ahead_rows);
 }
-void DotManyF16(const void* row, const float* q, size_t stride, size_t m, float* out, size_t n) {
-  dot_many_t(static_cast<const hwy::float16_t*>(row), q, stride, m, out, n);
+void DotBlockBF16(const void* rows, size_t rs, size_t nr, const float* q, size_t qs, size_t m, float* out,
+                  size_t os, size_t n, size_t ahead_rows) {
+  DotBlock<hwy::bfloat16_t>(rows, rs, nr, q, qs, m, out, os, n, ahead_rows);
+}
+void DotBlockF16(const void* rows, size_t rs, size_t nr, const float* q, size_t qs, size_t m, float* out,
+                 size_t os, size_t n, size_t ahead_rows) {
+  DotBlock<hwy::float16_t>(rows, rs, nr, q, qs, m, out, os, n, ahead_rows);
 }
 void AxpyBlockF32(const void* rows, size_t rs, size_t nr, const float* w, size_t ws, size_t m, float* accs,
-                  size_t stride, size_t n) {
-  axpy_block_t(static_cast<const float*>(rows), rs, nr, w, ws, m, accs, stride, n);
+                  size_t stride, size_t n, size_t ahead_rows) {
+  axpy_block_t(static_cast<const float*>(rows), rs, nr, w, ws, m, accs, stride, n, ahead_rows);
 }
 void AxpyBlockBF16(const void* rows, size_t rs, size_t nr, const float* w, size_t ws, size_t m, float* accs,
-                   size_t stride, size_t n) {
-  axpy_block_t(static_cast<const hwy::bfloat16_t*>(rows), rs, nr, w, ws, m, accs, stride, n);
+                   size_t stride, size_t n, size_t ahead_rows) {
+  axpy_block_t(static_cast<const hwy::bfloat16_t*>(rows), rs, nr, w, ws, m, accs, stride, n, ahead_rows);
 }
 void AxpyBlockF16(const void* rows, size_t rs, size_t nr, const float* w, size_t ws, size_t m, float* accs,
-                  size_t stride, size_t n) {
-  axpy_block_t(static_cast<const hwy::float16_t*>(rows), rs, nr, w, ws, m, accs, stride, n);
+                  size_t stride, size_t n, size_t ahead_rows) {
+  axpy_block_t(static_cast<const hwy::float16_t*>(rows), rs, nr, w, ws, m, accs, stride, n, ahead_rows);
 }
 
-float ExpShifted(float* x, size_t count, float shift) {
+float MaxValue(const float* x, size_t count) {
   const DF df;
   const size_t n = hn::Lanes(df);
-  const VF vshift = hn::Set(df, shift);
+  float m = -std::numeric_limits<float>::infinity();
+  size_t i = 0;
+  if (count >= n) {
+    VF v = hn::LoadU(df, x);
+    for (i = n; i + n <= count; i += n) v = hn::Max(v, hn::LoadU(df, x + i));
+    m = hn::GetLane(hn::MaxOfLanes(df, v));
+  }
+  for (; i < count; ++i) m = std::max(m, x[i]);
+  return m;
+}
+
+float ExpShifted(float* x, size_t count, float scale, float shift) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  const VF vscale = hn::Set(df, scale), vshift = hn::Set(df, shift);
   VF total = hn::Zero(df);
   size_t i = 0;
   for (; i + n <= count; i += n) {
-    const VF e = hn::Exp(df, hn::Sub(hn::LoadU(df, x + i), vshift));
+    const VF e = hn::Exp(df, hn::MulSub(hn::LoadU(df, x + i), vscale, vshift));
     hn::StoreU(e, df, x + i);
     total = hn::Add(total, e);
   }
   float s = sum(df, total);
-  for (; i < count; ++i) s += x[i] = std::exp(x[i] - shift);
+  for (; i < count; ++i) s += x[i] = std::exp(std::fma(x[i], scale, -shift));
   return s;
 }
 
@@ -542,9 +581,10 @@ HWY_EXPORT(DotF16);
 HWY_EXPORT(ScaleAddF32);
 HWY_EXPORT(ScaleAddBF16);
 HWY_EXPORT(ScaleAddF16);
-HWY_EXPORT(DotManyF32);
-HWY_EXPORT(DotManyBF16);
-HWY_EXPORT(DotManyF16);
+HWY_EXPORT(DotBlockF32);
+HWY_EXPORT(DotBlockBF16);
+HWY_EXPORT(DotBlockF16);
+HWY_EXPORT(MaxValue);
 HWY_EXPORT(AxpyBlockF32);
 HWY_EXPORT(AxpyBlockBF16);
 HWY_EXPORT(AxpyBlockF16);
@@ -608,31 +648,41 @@ void scale_add(WeightType type, const void* x, float keep, float p, float* y, si
   }
 }
 
-void dot_many(WeightType type, const void* row, const float* queries, size_t query_stride, size_t n_queries,
-              float* out, size_t n) {
+void dot_block(WeightType type, const void* rows, size_t row_stride, size_t n_rows, const float* queries,
+               size_t query_stride, size_t n_queries, float* out, size_t out_stride, size_t n, size_t prefetch_rows) {
   switch (type) {
-    case WeightType::kF32: return HWY_DYNAMIC_DISPATCH(DotManyF32)(row, queries, query_stride, n_queries, out, n);
-    case WeightType::kBF16: return HWY_DYNAMIC_DISPATCH(DotManyBF16)(row, queries, query_stride, n_queries, out, n);
-    case WeightType::kF16: return HWY_DYNAMIC_DISPATCH(DotManyF16)(row, queries, query_stride, n_queries, out, n);
+    case WeightType::kF32:
+      return HWY_DYNAMIC_DISPATCH(DotBlockF32)(rows, row_stride, n_rows, queries, query_stride, n_queries, out,
+                                               out_stride, n, prefetch_rows);
+    case WeightType::kBF16:
+      return HWY_DYNAMIC_DISPATCH(DotBlockBF16)(rows, row_stride, n_rows, queries, query_stride, n_queries, out,
+                                                out_stride, n, prefetch_rows);
+    case WeightType::kF16:
+      return HWY_DYNAMIC_DISPATCH(DotBlockF16)(rows, row_stride, n_rows, queries, query_stride, n_queries, out,
+                                               out_stride, n, prefetch_rows);
   }
 }
 
 void axpy_block(WeightType type, const void* rows, size_t row_stride, size_t n_rows, const float* weights,
-                size_t weight_stride, size_t n_queries, float* accs, size_t acc_stride, size_t n) {
+                size_t weight_stride, size_t n_queries, float* accs, size_t acc_stride, size_t n,
+                size_t prefetch_rows) {
   switch (type) {
     case WeightType::kF32:
       return HWY_DYNAMIC_DISPATCH(AxpyBlockF32)(rows, row_stride, n_rows, weights, weight_stride, n_queries, accs,
-                                                acc_stride, n);
+                                                acc_stride, n, prefetch_rows);
     case WeightType::kBF16:
       return HWY_DYNAMIC_DISPATCH(AxpyBlockBF16)(rows, row_stride, n_rows, weights, weight_stride, n_queries, accs,
-                                                 acc_stride, n);
+                                                 acc_stride, n, prefetch_rows);
     case WeightType::kF16:
       return HWY_DYNAMIC_DISPATCH(AxpyBlockF16)(rows, row_stride, n_rows, weights, weight_stride, n_queries, accs,
-                                                acc_stride, n);
+                                                acc_stride, n, prefetch_rows);
   }
 }
 
-float exp_shifted(float* x, size_t n, float shift) { return HWY_DYNAMIC_DISPATCH(ExpShifted)(x, n, shift); }
+float exp_shifted(float* x, size_t n, float scale, float shift) {
+  return HWY_DYNAMIC_DISPATCH(ExpShifted)(x, n, scale, shift);
+}
+float max_value(const float* x, size_t n) { return HWY_DYNAMIC_DISPATCH(MaxValue)(x, n); }
 
 float sum_squares(const float* x, size_t n) { return HWY_DYNAMIC_DISPATCH(SumSquares)(x, n); }
 void scale_mul(const float* x, float scale, const float* w, float* y, size_t n) {

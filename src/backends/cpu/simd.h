@@ -46,18 +46,22 @@ float sum_squares(const float* x, size_t n);
 void scale_mul(const float* x, float scale, const float* w, float* y, size_t n);
 // y[i] = y[i] * keep + p * x[i], x stored as `type` (the online-softmax update).
 void scale_add(WeightType type, const void* x, float keep, float p, float* y, size_t n);
-// out[j] = row . queries[j] for j < n_queries: the row (stored as `type`) is
-// read once for all the queries (the query heads sharing one KV head).
-// queries are n_queries rows of n floats at query_stride.
-void dot_many(WeightType type, const void* row, const float* queries, size_t query_stride, size_t n_queries,
-              float* out, size_t n);
-// accs[j] += sum_b weights[j * weight_stride + b] * rows[b] for b < n_rows and
-// j < n_queries: each accumulator is loaded and stored once per block of rows
-// (the V side of attention). rows are n_rows rows of n elements at row_stride.
+// Attention's two block kernels. Both read n_rows rows of n elements (stored
+// as `type`) at row_stride once for n_queries queries (the query heads sharing
+// one KV head), and prefetch the rows prefetch_rows on (0: none) as they go.
+// dot_block: out[j * out_stride + b] = rows[b] . queries[j], queries being
+// n_queries rows of n floats at query_stride.
+void dot_block(WeightType type, const void* rows, size_t row_stride, size_t n_rows, const float* queries,
+               size_t query_stride, size_t n_queries, float* out, size_t out_stride, size_t n, size_t prefetch_rows);
+// axpy_block: accs[j] += sum_b weights[j * weight_stride + b] * rows[b] for
+// j < n_queries; each accumulator is loaded and stored once per block.
 void axpy_block(WeightType type, const void* rows, size_t row_stride, size_t n_rows, const float* weights,
-                size_t weight_stride, size_t n_queries, float* accs, size_t acc_stride, size_t n);
-// x[i] = exp(x[i] - shift) for i < n; returns the sum of the new x.
-float exp_shifted(float* x, size_t n, float shift);
+                size_t weight_stride, size_t n_queries, float* accs, size_t acc_stride, size_t n,
+                size_t prefetch_rows);
+// x[i] = exp(x[i] * scale - shift) for i < n; returns the sum of the new x.
+float exp_shifted(float* x, size_t n, float scale, float shift);
+// The largest of x[0..n), n >= 1.
+float max_value(const float* x, size_t n);
 // y[i] = silu(gate[i]) * up[i].
 void silu_mul(const float* gate, const float* up, float* y, size_t n);
 // Channels [begin, end) of Gated DeltaNet's width-4 causal conv: out = silu(w . [history
