@@ -266,22 +266,17 @@ void axpy_block_t(const T* rows, size_t row_stride, size_t n_rows, const float* 
   });
 }
 
-template <typename T>
-void DotBlock(const void* rows, size_t rs, size_t nr, const float* q, size_t qs, size_t m, float* out,
-              size_t out_stride, size_t n, size_t ahead_rows) {
-  dot_block_t(static_cast<const T*>(rows), rs, nr, q, qs, m, out, out_stride, n, ahead_rows);
-}
 void DotBlockF32(const void* rows, size_t rs, size_t nr, const float* q, size_t qs, size_t m, float* out,
                  size_t os, size_t n, size_t ahead_rows) {
-  DotBlock<float>(rows, rs, nr, q, qs, m, out, os, n, ahead_rows);
+  dot_block_t(static_cast<const float*>(rows), rs, nr, q, qs, m, out, os, n, ahead_rows);
 }
 void DotBlockBF16(const void* rows, size_t rs, size_t nr, const float* q, size_t qs, size_t m, float* out,
                   size_t os, size_t n, size_t ahead_rows) {
-  DotBlock<hwy::bfloat16_t>(rows, rs, nr, q, qs, m, out, os, n, ahead_rows);
+  dot_block_t(static_cast<const hwy::bfloat16_t*>(rows), rs, nr, q, qs, m, out, os, n, ahead_rows);
 }
 void DotBlockF16(const void* rows, size_t rs, size_t nr, const float* q, size_t qs, size_t m, float* out,
                  size_t os, size_t n, size_t ahead_rows) {
-  DotBlock<hwy::float16_t>(rows, rs, nr, q, qs, m, out, os, n, ahead_rows);
+  dot_block_t(static_cast<const hwy::float16_t*>(rows), rs, nr, q, qs, m, out, os, n, ahead_rows);
 }
 void AxpyBlockF32(const void* rows, size_t rs, size_t nr, const float* w, size_t ws, size_t m, float* accs,
                   size_t stride, size_t n, size_t ahead_rows) {
