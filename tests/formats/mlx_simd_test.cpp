@@ -1,7 +1,12 @@
 // simd::mlx_gemv_rows for every instruction set compiled in and supported
 // here, forced one at a time, against the dequantize-then-double gemv, for 4
-// and 8 bits, every group size and scale dtype, with a base (residual) row.
+// and 8 bits, every group size and scale dtype, with a base (residual) row,
+// over 7 rows (no full pass of 8 bands) and over rows 3..37 of 37 (four 8-row
+// or eight 4-row passes and 2 rows left over, starting mid-matrix).
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <tuple>
 
 #include "cpu/simd.h"
 #include "mlx_test_util.h"
@@ -23,10 +28,9 @@ TEST_P(MlxSimd, GemvRowsMatchDequantizedGemv) {
   for (uint32_t bits : {4u, 8u}) {
     for (uint32_t gs : {32u, 64u, 128u}) {
       for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
-        for (uint32_t cols : {128u, 384u}) {
+        for (const auto& [cols, begin, rows] : {std::tuple{128u, 0u, 7u}, {384u, 0u, 7u}, {128u, 3u, 37u}}) {
           SCOPED_TRACE(::testing::Message() << bits << " bits, group " << gs << ", " << dtype_suffix(dtype) << ", cols "
-                                            << cols);
-          const uint32_t rows = 7;
+                                            << cols << ", rows " << begin << ".." << rows);
           const QuantizedMatrix m = quantize_random(rows, cols, {bits, gs}, dtype, bits + gs + cols);
           const std::vector<float> x = random_floats(cols, 3, -2, 2);
           const std::vector<float> base = random_floats(rows, 4);
@@ -34,8 +38,9 @@ TEST_P(MlxSimd, GemvRowsMatchDequantizedGemv) {
           simd::mlx_prepare_x(bits, x.data(), cols, gs, coded.data(), sums.data());
           const simd::MlxRows w{.codes = m.codes.data(), .scales = m.scales.data(), .biases = m.biases.data(),
                                 .scale_type = weight_type(dtype), .bits = bits, .cols = cols, .group_size = gs};
-          simd::mlx_gemv_rows(w, coded.data(), sums.data(), base.data(), y.data(), 0, rows);
-          for (uint32_t r = 0; r < rows; ++r) {
+          simd::mlx_gemv_rows(w, coded.data(), sums.data(), base.data(), y.data(), begin, rows);
+          for (uint32_t r = 0; r < begin; ++r) ASSERT_TRUE(std::isnan(y[r])) << "row " << r << " is outside the range";
+          for (uint32_t r = begin; r < rows; ++r) {
             double want = base[r], scale = 0;
             for (uint32_t c = 0; c < cols; ++c) {
               want += double{m.dequantized[size_t{r} * cols + c]} * x[c];

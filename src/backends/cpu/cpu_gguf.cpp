@@ -1,7 +1,8 @@
 // GGUF block-weight kernels on the CPU (layouts in qwen35/gguf_quants.h):
 // gemv, the gate/up pair and the SwiGLU-down with residual, rows split across
 // the thread pool. Highway (compiled per target, chosen at run time): four rows
-// walk side by side so each load of x serves four; codes are widened
+// (from four bands of the task's rows) walk side by side so each load of x
+// serves four; codes are widened
 // u8/i8 -> i32 -> f32 in registers (Q8_0, Q4_0, Q4_K) or first assembled on
 // whole byte vectors into a small per-block buffer (Q5_K, Q6_K), then one
 // accumulator per (sub-)block is scaled once at its end; the K-quant mins use
@@ -17,6 +18,7 @@
 #include <cstring>
 
 #include "cpu/cpu_backend.h"
+#include "cpu/cpu_math.h"
 #include "cpu/simd.h"
 #include "qwen35/dense_weights.h"
 #include "qwen35/gguf_quants.h"
@@ -72,15 +74,14 @@ HWY_INLINE void block_scales(const Block* const* b, size_t i, float* out) {
   halves_to_floats(bits, out);
 }
 
-// Rows are short (1-7 KB), too short for the hardware prefetcher to ramp up on,
-// so each block also prefetches the same block of the rows R further on (the
-// next group's), as the dense gemv does: the DRAM-bound Q8_0 gemv read at 11 GB/s
-// without it, against 26 GB/s with its matrix in cache. The address may lie
-// past the matrix (the last group): a prefetch never faults.
+// Each block also prefetches the same block of the next row of its band (see
+// rows_t), as the dense gemv does: the DRAM-bound Q8_0 gemv read at 11 GB/s
+// without prefetching, against 26 GB/s with its matrix in cache. The address
+// may lie past the matrix (the last rows): a prefetch never faults.
 template <size_t R, typename Block>
-HWY_INLINE void prefetch_next_group(const Block* const* b, size_t blocks, size_t i) {
+HWY_INLINE void prefetch_next_rows(const Block* const* b, size_t blocks, size_t i) {
   for (size_t r = 0; r < R; ++r) {
-    const uintptr_t next = reinterpret_cast<uintptr_t>(b[r] + i) + R * blocks * sizeof(Block);
+    const uintptr_t next = reinterpret_cast<uintptr_t>(b[r] + i) + blocks * sizeof(Block);
     for (size_t offset = 0; offset < sizeof(Block); offset += 64) {
       hwy::Prefetch(reinterpret_cast<const char*>(next + offset));
     }
@@ -96,7 +97,7 @@ void rows_q8_0(const GgufBlockQ8_0* const* b, const float* x, size_t blocks, flo
   hn::Vec<DF> total[R];
   for (size_t r = 0; r < R; ++r) total[r] = hn::Zero(df);
   for (size_t i = 0; i < blocks; ++i, x += 32) {
-    prefetch_next_group<R>(b, blocks, i);
+    prefetch_next_rows<R>(b, blocks, i);
     hn::Vec<DF> acc[R];
     for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(df);
     for (size_t k = 0; k < 32; k += n) {
@@ -121,7 +122,7 @@ void rows_q4_0(const GgufBlockQ4_0* const* b, const float* x, size_t blocks, flo
   hn::Vec<DF> total[R];
   for (size_t r = 0; r < R; ++r) total[r] = hn::Zero(df);
   for (size_t i = 0; i < blocks; ++i, x += 32) {
-    prefetch_next_group<R>(b, blocks, i);
+    prefetch_next_rows<R>(b, blocks, i);
     hn::Vec<DF> acc[R];
     for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(df);
     for (size_t k = 0; k < 16; k += n) {
@@ -194,7 +195,7 @@ void rows_q4_k(const GgufBlockQ4K* const* b, const float* x, const float* x_sums
     mins[r] = hn::Zero(d8);
   }
   for (size_t i = 0; i < blocks; ++i, x += 256, x_sums += 8) {
-    prefetch_next_group<R>(b, blocks, i);
+    prefetch_next_rows<R>(b, blocks, i);
     // Per row, the eight sub-block scales d * sc and the block's min term, once per block.
     float scale[R][8];
     for (size_t r = 0; r < R; ++r) {
@@ -260,7 +261,7 @@ void rows_q5_k(const GgufBlockQ5K* const* b, const float* x, const float* x_sums
   }
   HWY_ALIGN uint8_t q[R][256];
   for (size_t i = 0; i < blocks; ++i, x += 256, x_sums += 8) {
-    prefetch_next_group<R>(b, blocks, i);
+    prefetch_next_rows<R>(b, blocks, i);
     float scale[R][8];
     for (size_t r = 0; r < R; ++r) {
       decode_q5_k_chunk<0>(b[r][i], q[r]);
@@ -317,7 +318,7 @@ void rows_q6_k(const GgufBlockQ6K* const* b, const float* x, size_t blocks, floa
   for (size_t r = 0; r < R; ++r) total[r] = hn::Zero(df);
   HWY_ALIGN int8_t q[R][256];
   for (size_t i = 0; i < blocks; ++i, x += 256) {
-    prefetch_next_group<R>(b, blocks, i);
+    prefetch_next_rows<R>(b, blocks, i);
     float scale[R][16];  // d * scales[g], once per block
     HWY_ALIGN float d[4];
     block_scales<R>(b, i, d);
@@ -340,19 +341,26 @@ void rows_q6_k(const GgufBlockQ6K* const* b, const float* x, size_t blocks, floa
   for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, total[r]));
 }
 
-// Rows in groups of R, the rest one at a time; y[r] = base[r] + row r . x.
+// y[r] = base[r] + row r . x for r in [r0, r1). As in the dense gemv, the
+// rows are read as R bands (equal runs of consecutive rows) walked side by
+// side, one row of each at a time, so that each band is one long read stream;
+// rows left over after the bands go one by one.
 template <typename Block, size_t R, typename Kernel>
 void rows_t(const Rows& m, const float* base, float* y, size_t r0, size_t r1, Kernel kernel) {
   const auto row = [&](size_t r) { return reinterpret_cast<const Block*>(m.w + r * m.row_bytes); };
-  size_t r = r0;
-  for (; r + R <= r1; r += R) {
+  const size_t band = (r1 - r0) / R;
+  for (size_t j = 0; j < band; ++j) {
     const Block* rows[R];
+    size_t index[R];
     float out[R];
-    for (size_t k = 0; k < R; ++k) rows[k] = row(r + k);
+    for (size_t k = 0; k < R; ++k) {
+      index[k] = r0 + k * band + j;
+      rows[k] = row(index[k]);
+    }
     kernel(std::integral_constant<size_t, R>(), rows, out);
-    for (size_t k = 0; k < R; ++k) y[r + k] = (base ? base[r + k] : 0.0f) + out[k];
+    for (size_t k = 0; k < R; ++k) y[index[k]] = (base ? base[index[k]] : 0.0f) + out[k];
   }
-  for (; r < r1; ++r) {
+  for (size_t r = r0 + R * band; r < r1; ++r) {
     const Block* rows[1] = {row(r)};
     float out[1];
     kernel(std::integral_constant<size_t, 1>(), rows, out);
@@ -414,8 +422,7 @@ void run_rows(DType type, const Rows& m, const float* base, float* y, size_t r0,
 
 bool needs_sums(DType type) { return type == DType::kQ4_K || type == DType::kQ5_K; }
 
-// Rows per task: about 64k weights, a multiple of 4.
-size_t row_grain(uint32_t cols) { return std::max<size_t>(4, 65536 / std::max<uint32_t>(cols, 1) / 4 * 4); }
+size_t row_grain(DType type, uint32_t cols) { return cpu::gemv_row_grain(dtype_bytes(type, cols)); }
 
 // x's sums per 32 elements, in `sums` (cols / 32 floats), when the type uses them.
 const float* prepare_sums(DType type, const float* x, uint32_t cols, float* sums) {
@@ -437,7 +444,7 @@ void gemv(CpuBackend& cpu, DType type, const GemvArgs& a) {
   const float* x = host_ptr<const float>(a.x);
   const Rows m = rows_of(type, a.w, a.cols, x, prepare_sums(type, x, a.cols, cpu.launch_scratch(a.cols / 32)));
   float* y = host_ptr<float>(a.y);
-  cpu.pool().parallel_for(a.rows, row_grain(a.cols), [&](size_t begin, size_t end) { run_rows(type, m, nullptr, y, begin, end); });
+  cpu.pool().parallel_for(a.rows, row_grain(type, a.cols), [&](size_t begin, size_t end) { run_rows(type, m, nullptr, y, begin, end); });
 }
 
 void gemv_pair(CpuBackend& cpu, DType type, const GemvPairArgs& a) {
@@ -448,7 +455,7 @@ void gemv_pair(CpuBackend& cpu, DType type, const GemvPairArgs& a) {
   float* y0 = host_ptr<float>(a.y0);
   float* y1 = host_ptr<float>(a.y1);
   // One index space over both matrices, so both are split across all threads.
-  cpu.pool().parallel_for(size_t{a.rows0} + a.rows1, row_grain(a.cols), [&](size_t begin, size_t end) {
+  cpu.pool().parallel_for(size_t{a.rows0} + a.rows1, row_grain(type, a.cols), [&](size_t begin, size_t end) {
     if (begin < a.rows0) run_rows(type, m0, nullptr, y0, begin, std::min<size_t>(end, a.rows0));
     if (end > a.rows0) run_rows(type, m1, nullptr, y1, std::max<size_t>(begin, a.rows0) - a.rows0, end - a.rows0);
   });
@@ -460,7 +467,7 @@ void gemv_silu_gate(CpuBackend& cpu, DType type, const GemvSiluGateArgs& a) {
   const Rows m = rows_of(type, a.w, a.cols, act, prepare_sums(type, act, a.cols, act + a.cols));
   const float* residual = a.residual.is_null() ? nullptr : host_ptr<const float>(a.residual);
   float* y = host_ptr<float>(a.y);
-  cpu.pool().parallel_for(a.rows, row_grain(a.cols), [&](size_t begin, size_t end) { run_rows(type, m, residual, y, begin, end); });
+  cpu.pool().parallel_for(a.rows, row_grain(type, a.cols), [&](size_t begin, size_t end) { run_rows(type, m, residual, y, begin, end); });
 }
 
 }  // namespace

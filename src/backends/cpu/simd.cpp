@@ -483,19 +483,16 @@ float ReadStreams(const float* p, size_t count, size_t streams, size_t prefetch_
   return total;
 }
 
-// Rows of 0.5-2 KB are too short for the hardware prefetcher to ramp up on: each
-// group prefetches the same group kRowsAhead rows on (about a DRAM latency of
-// work ahead at these row lengths).
-constexpr size_t kRowsAhead = 4;
-
 // MLX affine rows: codes widened u8 -> u32 -> f32 in registers (4-bit codes
 // split with a mask and a shift, matched by x in code order), one vector
-// accumulator per group scaled once at the group's end, and the bias term
-// from the precomputed group sums of x. At most 16 lanes, so that a vector
-// never straddles the 16 bytes of a 4-bit block of 32 codes.
-template <unsigned Bits, typename T>
-void mlx_rows_t(const MlxRows& w, const float* xc, const float* x_sums, const float* base, float* y, size_t row_begin,
-                size_t row_end) {
+// accumulator per row and group scaled once at the group's end, and the bias
+// term from the precomputed group sums of x. At most 16 lanes, so that a
+// vector never straddles the 16 bytes of a 4-bit block of 32 codes.
+// M rows at a time share each load of x; like the dense gemv, they come from M
+// bands of the task's rows, each a long read stream, and each group
+// prefetches the same group of the next row in its band.
+template <size_t M, unsigned Bits, typename T>
+HWY_INLINE void mlx_dot_rows(const MlxRows& w, const size_t* rows, const float* xc, const float* x_sums, float* out) {
   const hn::CappedTag<float, 16> df;
   const hn::Rebind<uint32_t, decltype(df)> du;
   const hn::Rebind<int32_t, decltype(df)> di;
@@ -506,37 +503,67 @@ void mlx_rows_t(const MlxRows& w, const float* xc, const float* x_sums, const fl
   const auto* scales = static_cast<const T*>(w.scales);
   const auto* biases = static_cast<const T*>(w.biases);
   const auto widen = [&](auto codes) { return hn::ConvertTo(df, hn::BitCast(di, codes)); };
-  for (size_t r = row_begin; r < row_end; ++r) {
-    const uint8_t* q = reinterpret_cast<const uint8_t*>(w.codes) + r * row_bytes;
-    auto total = hn::Zero(df);
-    float bias_term = 0;
-    if (r % 4 == 0) {  // the scales and biases of the rows kRowsAhead on (16 B per row at group 64)
-      hwy::Prefetch(ahead(scales + r * groups, kRowsAhead * groups * sizeof(T)));
-      hwy::Prefetch(ahead(biases + r * groups, kRowsAhead * groups * sizeof(T)));
+  const uint8_t* q[M];
+  hn::Vec<decltype(df)> total[M];
+  float bias_term[M];
+  for (size_t k = 0; k < M; ++k) {
+    q[k] = reinterpret_cast<const uint8_t*>(w.codes) + rows[k] * row_bytes;
+    total[k] = hn::Zero(df);
+    bias_term[k] = 0;
+    hwy::Prefetch(ahead(scales + rows[k] * groups, groups * sizeof(T)));
+    hwy::Prefetch(ahead(biases + rows[k] * groups, groups * sizeof(T)));
+  }
+  for (size_t g = 0; g < groups; ++g) {
+    const size_t begin = g * w.group_size, end = begin + w.group_size;
+    hn::Vec<decltype(df)> acc[M];
+    for (size_t k = 0; k < M; ++k) {
+      for (size_t line = 0; line < w.group_size * Bits / 8; line += 64) {
+        hwy::Prefetch(ahead(q[k] + begin * Bits / 8, row_bytes + line));
+      }
+      acc[k] = hn::Zero(df);
     }
-    for (size_t g = 0; g < groups; ++g) {
-      const size_t begin = g * w.group_size, end = begin + w.group_size;
-      hwy::Prefetch(ahead(q + begin * Bits / 8, kRowsAhead * row_bytes));
-      auto acc0 = hn::Zero(df), acc1 = hn::Zero(df);
-      if constexpr (Bits == 8) {
-        for (size_t i = begin; i < end; i += 2 * n) {
-          acc0 = hn::MulAdd(widen(hn::PromoteTo(du, hn::LoadU(d8, q + i))), hn::LoadU(df, xc + i), acc0);
-          acc1 = hn::MulAdd(widen(hn::PromoteTo(du, hn::LoadU(d8, q + i + n))), hn::LoadU(df, xc + i + n), acc1);
-        }
-      } else {
-        const auto low_nibble = hn::Set(du, 0xFu);
-        for (size_t block = begin; block < end; block += 32) {
-          for (size_t k = 0; k < 16; k += n) {
-            const auto codes = hn::PromoteTo(du, hn::LoadU(d8, q + block / 2 + k));
-            acc0 = hn::MulAdd(widen(hn::And(codes, low_nibble)), hn::LoadU(df, xc + block + k), acc0);
-            acc1 = hn::MulAdd(widen(hn::ShiftRight<4>(codes)), hn::LoadU(df, xc + block + 16 + k), acc1);
+    if constexpr (Bits == 8) {
+      for (size_t i = begin; i < end; i += n) {
+        const auto x = hn::LoadU(df, xc + i);
+        for (size_t k = 0; k < M; ++k) acc[k] = hn::MulAdd(widen(hn::PromoteTo(du, hn::LoadU(d8, q[k] + i))), x, acc[k]);
+      }
+    } else {
+      const auto low_nibble = hn::Set(du, 0xFu);
+      for (size_t block = begin; block < end; block += 32) {
+        for (size_t j = 0; j < 16; j += n) {
+          const auto x_low = hn::LoadU(df, xc + block + j), x_high = hn::LoadU(df, xc + block + 16 + j);
+          for (size_t k = 0; k < M; ++k) {
+            const auto codes = hn::PromoteTo(du, hn::LoadU(d8, q[k] + block / 2 + j));
+            acc[k] = hn::MulAdd(widen(hn::And(codes, low_nibble)), x_low, acc[k]);
+            acc[k] = hn::MulAdd(widen(hn::ShiftRight<4>(codes)), x_high, acc[k]);
           }
         }
       }
-      total = hn::MulAdd(hn::Add(acc0, acc1), hn::Set(df, to_f32(scales[r * groups + g])), total);
-      bias_term += to_f32(biases[r * groups + g]) * x_sums[g];
     }
-    y[r] = (base ? base[r] : 0.0f) + hn::GetLane(hn::SumOfLanes(df, total)) + bias_term;
+    for (size_t k = 0; k < M; ++k) {
+      total[k] = hn::MulAdd(acc[k], hn::Set(df, to_f32(scales[rows[k] * groups + g])), total[k]);
+      bias_term[k] += to_f32(biases[rows[k] * groups + g]) * x_sums[g];
+    }
+  }
+  for (size_t k = 0; k < M; ++k) out[k] = hn::GetLane(hn::SumOfLanes(df, total[k])) + bias_term[k];
+}
+
+template <unsigned Bits, typename T>
+void mlx_rows_t(const MlxRows& w, const float* xc, const float* x_sums, const float* base, float* y, size_t row_begin,
+                size_t row_end) {
+  constexpr size_t M = kGemvBands;
+  const size_t band = (row_end - row_begin) / M;
+  for (size_t j = 0; j < band; ++j) {
+    size_t rows[M];
+    float s[M];
+    for (size_t k = 0; k < M; ++k) rows[k] = row_begin + k * band + j;
+    mlx_dot_rows<M, Bits, T>(w, rows, xc, x_sums, s);
+    for (size_t k = 0; k < M; ++k) y[rows[k]] = (base ? base[rows[k]] : 0.0f) + s[k];
+  }
+  for (size_t r = row_begin + M * band; r < row_end; ++r) {
+    float s;
+    mlx_dot_rows<1, Bits, T>(w, &r, xc, x_sums, &s);
+    y[r] = (base ? base[r] : 0.0f) + s;
   }
 }
 
