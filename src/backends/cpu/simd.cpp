@@ -243,52 +243,54 @@ HWY_INLINE void for_query_groups(size_t n_queries, const Pass& pass) {
   }
 }
 
-// The first pass over the rows prefetches; later query groups find them cached.
+// Each row is read once, in order, all heads' slices in turn; the first query
+// group of each head prefetches (later ones find the slice cached).
 template <typename T>
-void dot_block_t(const T* rows, size_t row_stride, size_t n_rows, const float* queries, size_t query_stride,
-                 size_t n_queries, float* out, size_t out_stride, size_t count, size_t prefetch_rows) {
-  const size_t prefetch_bytes = prefetch_rows * row_stride * sizeof(T);
-  for (size_t r = 0; r < n_rows; ++r) {
-    for_query_groups(n_queries, [&](auto m, size_t q0) {
-      dot_pass<decltype(m)::value>(rows + r * row_stride, q0 == 0 ? prefetch_bytes : 0, queries + q0 * query_stride,
-                                   query_stride, out + q0 * out_stride + r, out_stride, count);
+void attention_scores_t(const KvBlock& k, const float* queries, float* scores, size_t score_stride) {
+  const T* rows = static_cast<const T*>(k.rows);
+  const size_t prefetch_bytes = k.prefetch_rows * k.row_stride * sizeof(T);
+  for (size_t b = 0; b < k.n_rows; ++b) {
+    for (size_t g = 0; g < k.n_heads; ++g) {
+      const T* slice = rows + b * k.row_stride + g * k.head_dim;
+      const size_t j0 = g * k.group;
+      for_query_groups(k.group, [&](auto m, size_t q0) {
+        dot_pass<decltype(m)::value>(slice, q0 == 0 ? prefetch_bytes : 0, queries + (j0 + q0) * k.head_dim,
+                                     k.head_dim, scores + (j0 + q0) * score_stride + b, score_stride, k.head_dim);
+      });
+    }
+  }
+}
+
+// The accumulators are loaded and stored once per block; the rows are walked
+// side by side, each head's slice in turn. (Passes of 4 rows, whose order is
+// closer to a sequential read, were no faster.)
+template <typename T>
+void attention_values_t(const KvBlock& v, const float* weights, size_t weight_stride, float* accs, size_t acc_stride) {
+  const T* rows = static_cast<const T*>(v.rows);
+  const size_t prefetch_bytes = v.prefetch_rows * v.row_stride * sizeof(T);
+  for (size_t g = 0; g < v.n_heads; ++g) {
+    const size_t j0 = g * v.group;
+    for_query_groups(v.group, [&](auto m, size_t q0) {
+      axpy_pass<decltype(m)::value>(rows + g * v.head_dim, v.row_stride, v.n_rows, q0 == 0 ? prefetch_bytes : 0,
+                                    weights + (j0 + q0) * weight_stride, weight_stride, accs + (j0 + q0) * acc_stride,
+                                    acc_stride, v.head_dim);
     });
   }
 }
 
-template <typename T>
-void axpy_block_t(const T* rows, size_t row_stride, size_t n_rows, const float* weights, size_t weight_stride,
-                  size_t n_queries, float* accs, size_t stride, size_t count, size_t prefetch_rows) {
-  const size_t prefetch_bytes = prefetch_rows * row_stride * sizeof(T);
-  for_query_groups(n_queries, [&](auto m, size_t q0) {
-    axpy_pass<decltype(m)::value>(rows, row_stride, n_rows, q0 == 0 ? prefetch_bytes : 0,
-                                  weights + q0 * weight_stride, weight_stride, accs + q0 * stride, stride, count);
-  });
+void AttentionScores(const KvBlock& k, const float* queries, float* scores, size_t score_stride) {
+  switch (k.type) {
+    case WeightType::kF32: return attention_scores_t<float>(k, queries, scores, score_stride);
+    case WeightType::kBF16: return attention_scores_t<hwy::bfloat16_t>(k, queries, scores, score_stride);
+    case WeightType::kF16: return attention_scores_t<hwy::float16_t>(k, queries, scores, score_stride);
+  }
 }
-
-void DotBlockF32(const void* rows, size_t rs, size_t nr, const float* q, size_t qs, size_t m, float* out,
-                 size_t os, size_t n, size_t ahead_rows) {
-  dot_block_t(static_cast<const float*>(rows), rs, nr, q, qs, m, out, os, n, ahead_rows);
-}
-void DotBlockBF16(const void* rows, size_t rs, size_t nr, const float* q, size_t qs, size_t m, float* out,
-                  size_t os, size_t n, size_t ahead_rows) {
-  dot_block_t(static_cast<const hwy::bfloat16_t*>(rows), rs, nr, q, qs, m, out, os, n, ahead_rows);
-}
-void DotBlockF16(const void* rows, size_t rs, size_t nr, const float* q, size_t qs, size_t m, float* out,
-                 size_t os, size_t n, size_t ahead_rows) {
-  dot_block_t(static_cast<const hwy::float16_t*>(rows), rs, nr, q, qs, m, out, os, n, ahead_rows);
-}
-void AxpyBlockF32(const void* rows, size_t rs, size_t nr, const float* w, size_t ws, size_t m, float* accs,
-                  size_t stride, size_t n, size_t ahead_rows) {
-  axpy_block_t(static_cast<const float*>(rows), rs, nr, w, ws, m, accs, stride, n, ahead_rows);
-}
-void AxpyBlockBF16(const void* rows, size_t rs, size_t nr, const float* w, size_t ws, size_t m, float* accs,
-                   size_t stride, size_t n, size_t ahead_rows) {
-  axpy_block_t(static_cast<const hwy::bfloat16_t*>(rows), rs, nr, w, ws, m, accs, stride, n, ahead_rows);
-}
-void AxpyBlockF16(const void* rows, size_t rs, size_t nr, const float* w, size_t ws, size_t m, float* accs,
-                  size_t stride, size_t n, size_t ahead_rows) {
-  axpy_block_t(static_cast<const hwy::float16_t*>(rows), rs, nr, w, ws, m, accs, stride, n, ahead_rows);
+void AttentionValues(const KvBlock& v, const float* weights, size_t weight_stride, float* accs, size_t acc_stride) {
+  switch (v.type) {
+    case WeightType::kF32: return attention_values_t<float>(v, weights, weight_stride, accs, acc_stride);
+    case WeightType::kBF16: return attention_values_t<hwy::bfloat16_t>(v, weights, weight_stride, accs, acc_stride);
+    case WeightType::kF16: return attention_values_t<hwy::float16_t>(v, weights, weight_stride, accs, acc_stride);
+  }
 }
 
 float MaxValue(const float* x, size_t count) {
@@ -603,13 +605,9 @@ HWY_EXPORT(DotF16);
 HWY_EXPORT(ScaleAddF32);
 HWY_EXPORT(ScaleAddBF16);
 HWY_EXPORT(ScaleAddF16);
-HWY_EXPORT(DotBlockF32);
-HWY_EXPORT(DotBlockBF16);
-HWY_EXPORT(DotBlockF16);
+HWY_EXPORT(AttentionScores);
+HWY_EXPORT(AttentionValues);
 HWY_EXPORT(MaxValue);
-HWY_EXPORT(AxpyBlockF32);
-HWY_EXPORT(AxpyBlockBF16);
-HWY_EXPORT(AxpyBlockF16);
 HWY_EXPORT(ExpShifted);
 HWY_EXPORT(SumSquares);
 HWY_EXPORT(ScaleMul);
@@ -670,35 +668,11 @@ void scale_add(WeightType type, const void* x, float keep, float p, float* y, si
   }
 }
 
-void dot_block(WeightType type, const void* rows, size_t row_stride, size_t n_rows, const float* queries,
-               size_t query_stride, size_t n_queries, float* out, size_t out_stride, size_t n, size_t prefetch_rows) {
-  switch (type) {
-    case WeightType::kF32:
-      return HWY_DYNAMIC_DISPATCH(DotBlockF32)(rows, row_stride, n_rows, queries, query_stride, n_queries, out,
-                                               out_stride, n, prefetch_rows);
-    case WeightType::kBF16:
-      return HWY_DYNAMIC_DISPATCH(DotBlockBF16)(rows, row_stride, n_rows, queries, query_stride, n_queries, out,
-                                                out_stride, n, prefetch_rows);
-    case WeightType::kF16:
-      return HWY_DYNAMIC_DISPATCH(DotBlockF16)(rows, row_stride, n_rows, queries, query_stride, n_queries, out,
-                                               out_stride, n, prefetch_rows);
-  }
+void attention_scores(const KvBlock& k, const float* queries, float* scores, size_t score_stride) {
+  HWY_DYNAMIC_DISPATCH(AttentionScores)(k, queries, scores, score_stride);
 }
-
-void axpy_block(WeightType type, const void* rows, size_t row_stride, size_t n_rows, const float* weights,
-                size_t weight_stride, size_t n_queries, float* accs, size_t acc_stride, size_t n,
-                size_t prefetch_rows) {
-  switch (type) {
-    case WeightType::kF32:
-      return HWY_DYNAMIC_DISPATCH(AxpyBlockF32)(rows, row_stride, n_rows, weights, weight_stride, n_queries, accs,
-                                                acc_stride, n, prefetch_rows);
-    case WeightType::kBF16:
-      return HWY_DYNAMIC_DISPATCH(AxpyBlockBF16)(rows, row_stride, n_rows, weights, weight_stride, n_queries, accs,
-                                                 acc_stride, n, prefetch_rows);
-    case WeightType::kF16:
-      return HWY_DYNAMIC_DISPATCH(AxpyBlockF16)(rows, row_stride, n_rows, weights, weight_stride, n_queries, accs,
-                                                acc_stride, n, prefetch_rows);
-  }
+void attention_values(const KvBlock& v, const float* weights, size_t weight_stride, float* accs, size_t acc_stride) {
+  HWY_DYNAMIC_DISPATCH(AttentionValues)(v, weights, weight_stride, accs, acc_stride);
 }
 
 float exp_shifted(float* x, size_t n, float scale, float shift) {

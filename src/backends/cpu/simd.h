@@ -46,18 +46,22 @@ float sum_squares(const float* x, size_t n);
 void scale_mul(const float* x, float scale, const float* w, float* y, size_t n);
 // y[i] = y[i] * keep + p * x[i], x stored as `type` (the online-softmax update).
 void scale_add(WeightType type, const void* x, float keep, float p, float* y, size_t n);
-// Attention's two block kernels. Both read n_rows rows of n elements (stored
-// as `type`) at row_stride once for n_queries queries (the query heads sharing
-// one KV head), and prefetch the rows prefetch_rows on (0: none) as they go.
-// dot_block: out[j * out_stride + b] = rows[b] . queries[j], queries being
-// n_queries rows of n floats at query_stride.
-void dot_block(WeightType type, const void* rows, size_t row_stride, size_t n_rows, const float* queries,
-               size_t query_stride, size_t n_queries, float* out, size_t out_stride, size_t n, size_t prefetch_rows);
-// axpy_block: accs[j] += sum_b weights[j * weight_stride + b] * rows[b] for
-// j < n_queries; each accumulator is loaded and stored once per block.
-void axpy_block(WeightType type, const void* rows, size_t row_stride, size_t n_rows, const float* weights,
-                size_t weight_stride, size_t n_queries, float* accs, size_t acc_stride, size_t n,
-                size_t prefetch_rows);
+// A block of cached K or V rows for decode attention: n_rows rows,
+// row_stride elements apart, each holding n_heads slices of head_dim elements
+// (stored as `type`); query head j reads the slice of KV head j / group. The
+// kernels read each row once, in order, for all query heads, and also ask for
+// the rows prefetch_rows on (0: none) as they go.
+struct KvBlock {
+  const void* rows;
+  WeightType type;
+  size_t row_stride, n_rows, n_heads, head_dim, group;
+  size_t prefetch_rows;
+};
+// scores[j * score_stride + b] = slice(b, j / group) . queries[j], for the
+// n_heads * group query heads; queries are rows of head_dim floats.
+void attention_scores(const KvBlock& k, const float* queries, float* scores, size_t score_stride);
+// accs[j * acc_stride + i] += sum_b weights[j * weight_stride + b] * slice(b, j / group)[i].
+void attention_values(const KvBlock& v, const float* weights, size_t weight_stride, float* accs, size_t acc_stride);
 // x[i] = exp(x[i] * scale - shift) for i < n; returns the sum of the new x.
 float exp_shifted(float* x, size_t n, float scale, float shift);
 // The largest of x[0..n), n >= 1.
