@@ -121,6 +121,12 @@ TEST_P(Simd, ElementwisePrimitives) {
       ASSERT_NEAR(y[i], expected, 4e-6 * (std::fabs(expected) + 1e-6)) << i;  // Highway's Exp: a few ulps
     }
 
+    simd::sigmoid_mul(w.data(), x.data(), y.data(), n);
+    for (size_t i = 0; i < n; ++i) {
+      const double expected = w[i] / (1.0 + std::exp(-double{x[i]}));
+      ASSERT_NEAR(y[i], expected, 4e-6 * (std::fabs(expected) + 1e-6)) << i;  // Highway's Exp: a few ulps
+    }
+
     for (simd::WeightType type : kTypes) {
       const Weights v = make_weights(type, n, 3);
       std::vector<float> acc = random_floats(n, 4);

@@ -3,6 +3,7 @@
 // the step walks each value channel's column once while it is in L1; the
 // output uses out = decay S^T q + delta (k . q), equal to reading q from the
 // updated state (spec 3.2 step 7).
+#include <algorithm>
 #include <cmath>
 
 #include "cpu/cpu_backend.h"
@@ -18,25 +19,28 @@ void conv_silu_l2norm(ThreadPool& pool, const ConvSiluL2NormArgs& a) {
   const float* w = host_ptr<const float>(a.weight);
   float* out = host_ptr<float>(a.out);
   const uint32_t history = a.conv_kernel - 1;
-  pool.parallel_for(a.conv_dim, 1024, [&](size_t begin, size_t end) {
+  const uint32_t hd = a.head_dim_k;
+  // Tasks of whole heads, so each task also L2-normalises the q and k heads it convolved.
+  const size_t grain = std::max<size_t>(1, 1024 / hd) * hd;
+  pool.parallel_for(a.conv_dim, grain, [&](size_t begin, size_t end) {
     if (a.conv_kernel == 4) {  // every Qwen3.5 size: vectorized, SiLU included
       simd::conv4_silu(u, state, w, out, begin, end, a.conv_dim);
-      return;
+    } else {
+      for (size_t c = begin; c < end; ++c) {
+        const float* wc = w + c * a.conv_kernel;
+        float acc = wc[history] * u[c];
+        for (uint32_t j = 0; j < history; ++j) acc += wc[j] * state[j * a.conv_dim + c];
+        out[c] = cpu::silu(acc);
+        for (uint32_t j = 0; j + 1 < history; ++j) state[j * a.conv_dim + c] = state[(j + 1) * a.conv_dim + c];
+        if (history > 0) state[size_t{history - 1} * a.conv_dim + c] = u[c];
+      }
     }
-    for (size_t c = begin; c < end; ++c) {
-      const float* wc = w + c * a.conv_kernel;
-      float acc = wc[history] * u[c];
-      for (uint32_t j = 0; j < history; ++j) acc += wc[j] * state[j * a.conv_dim + c];
-      out[c] = cpu::silu(acc);
-      for (uint32_t j = 0; j + 1 < history; ++j) state[j * a.conv_dim + c] = state[(j + 1) * a.conv_dim + c];
-      if (history > 0) state[size_t{history - 1} * a.conv_dim + c] = u[c];
+    for (size_t h = begin / hd; h < std::min<size_t>(end / hd, 2 * a.n_heads_k); ++h) {
+      float* x = out + h * hd;
+      const float scale = (h < a.n_heads_k ? a.q_scale : 1.0f) / std::sqrt(simd::sum_squares(x, hd) + 1e-6f);
+      for (uint32_t i = 0; i < hd; ++i) x[i] *= scale;
     }
   });
-  for (uint32_t h = 0; h < 2 * a.n_heads_k; ++h) {
-    float* x = out + size_t{h} * a.head_dim_k;
-    const float scale = (h < a.n_heads_k ? a.q_scale : 1.0f) / std::sqrt(simd::sum_squares(x, a.head_dim_k) + 1e-6f);
-    for (uint32_t i = 0; i < a.head_dim_k; ++i) x[i] *= scale;
-  }
 }
 
 void gdn_gate_beta(const GdnGateBetaArgs& a) {

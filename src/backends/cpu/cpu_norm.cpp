@@ -3,6 +3,7 @@
 // These touch kilobytes per token, so they run on the calling thread unless a
 // launch has many rows.
 #include <cmath>
+#include <vector>
 
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_math.h"
@@ -40,14 +41,21 @@ void head_norm_rope(const HeadNormRopeArgs& a) {
   const auto& step = *host_ptr<const DecodeStepParams>(a.step);
   const float* inv_freq = host_ptr<const float>(a.inv_freq);
   const uint32_t half = a.rotary_dim / 2;
+  // One position for every head: the rotation once per launch. The angle in
+  // double: position * inv_freq loses digits in float at long contexts.
+  thread_local std::vector<float> cos_sin;  // [half] cosines, then [half] sines
+  cos_sin.resize(2 * size_t{half});
+  for (uint32_t i = 0; i < half; ++i) {
+    const double angle = static_cast<double>(step.position) * inv_freq[i];
+    cos_sin[i] = static_cast<float>(std::cos(angle));
+    cos_sin[half + i] = static_cast<float>(std::sin(angle));
+  }
   for (uint32_t h = 0; h < a.n_heads; ++h) {
     float* y = host_ptr<float>(a.y) + size_t{h} * a.head_dim;
     rms_norm_row(host_ptr<const float>(a.x) + size_t{h} * a.x_head_stride, host_ptr<const float>(a.weight), y,
                  a.head_dim, a.eps);
     for (uint32_t i = 0; i < half; ++i) {
-      // The angle in double: position * inv_freq loses digits in float at long contexts.
-      const double angle = static_cast<double>(step.position) * inv_freq[i];
-      const float c = static_cast<float>(std::cos(angle)), s = static_cast<float>(std::sin(angle));
+      const float c = cos_sin[i], s = cos_sin[half + i];
       const float x0 = y[i], x1 = y[i + half];
       y[i] = x0 * c - x1 * s;
       y[i + half] = x1 * c + x0 * s;
@@ -56,14 +64,11 @@ void head_norm_rope(const HeadNormRopeArgs& a) {
 }
 
 void sigmoid_gate(const SigmoidGateArgs& a) {
-  const float* x = host_ptr<const float>(a.x);
-  const float* gate = host_ptr<const float>(a.gate);
-  float* y = host_ptr<float>(a.y);
   for (uint32_t h = 0; h < a.n_heads; ++h) {
-    for (uint32_t i = 0; i < a.head_dim; ++i) {
-      const size_t j = size_t{h} * a.head_dim + i;
-      y[j] = x[j] * cpu::sigmoid(gate[size_t{h} * a.gate_head_stride + i]);
-    }
+    const size_t offset = size_t{h} * a.head_dim;
+    simd::sigmoid_mul(host_ptr<const float>(a.x) + offset,
+                      host_ptr<const float>(a.gate) + size_t{h} * a.gate_head_stride, host_ptr<float>(a.y) + offset,
+                      a.head_dim);
   }
 }
 

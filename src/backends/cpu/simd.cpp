@@ -397,6 +397,18 @@ void ScaleMul(const float* x, float scale, const float* w, float* y, size_t coun
   for (; i < count; ++i) y[i] = x[i] * scale * w[i];
 }
 
+void SigmoidMul(const float* x, const float* gate, float* y, size_t count) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  const VF one = hn::Set(df, 1.0f);
+  size_t i = 0;
+  for (; i + n <= count; i += n) {
+    const VF sigmoid = hn::Div(one, hn::Add(one, hn::Exp(df, hn::Neg(hn::LoadU(df, gate + i)))));
+    hn::StoreU(hn::Mul(hn::LoadU(df, x + i), sigmoid), df, y + i);
+  }
+  for (; i < count; ++i) y[i] = x[i] * (1.0f / (1.0f + std::exp(-gate[i])));
+}
+
 void SiluMul(const float* gate, const float* up, float* y, size_t count) {
   const DF df;
   const size_t n = hn::Lanes(df);
@@ -651,6 +663,7 @@ HWY_EXPORT(ExpShifted);
 HWY_EXPORT(SumSquares);
 HWY_EXPORT(ScaleMul);
 HWY_EXPORT(SiluMul);
+HWY_EXPORT(SigmoidMul);
 HWY_EXPORT(Conv4Silu);
 HWY_EXPORT(Fp8Blocks);
 HWY_EXPORT(GdnHead);
@@ -724,6 +737,9 @@ void scale_mul(const float* x, float scale, const float* w, float* y, size_t n) 
   HWY_DYNAMIC_DISPATCH(ScaleMul)(x, scale, w, y, n);
 }
 void silu_mul(const float* gate, const float* up, float* y, size_t n) { HWY_DYNAMIC_DISPATCH(SiluMul)(gate, up, y, n); }
+void sigmoid_mul(const float* x, const float* gate, float* y, size_t n) {
+  HWY_DYNAMIC_DISPATCH(SigmoidMul)(x, gate, y, n);
+}
 void conv4_silu(const float* u, float* state, const float* w, float* out, size_t begin, size_t end, size_t conv_dim) {
   HWY_DYNAMIC_DISPATCH(Conv4Silu)(u, state, w, out, begin, end, conv_dim);
 }

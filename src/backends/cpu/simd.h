@@ -68,6 +68,8 @@ float exp_shifted(float* x, size_t n, float scale, float shift);
 float max_value(const float* x, size_t n);
 // y[i] = silu(gate[i]) * up[i].
 void silu_mul(const float* gate, const float* up, float* y, size_t n);
+// y[i] = x[i] * sigmoid(gate[i]).
+void sigmoid_mul(const float* x, const float* gate, float* y, size_t n);
 // Channels [begin, end) of Gated DeltaNet's width-4 causal conv: out = silu(w . [history
 // rows of state, u]), then the history ([3, conv_dim]) shifted to end with u. w is [C, 4].
 void conv4_silu(const float* u, float* state, const float* w, float* out, size_t begin, size_t end, size_t conv_dim);
