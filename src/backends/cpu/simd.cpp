@@ -48,6 +48,13 @@ HWY_INLINE const void* ahead(const void* p, size_t bytes) {
   return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) + bytes);
 }
 
+// Prefetches the lines of the 2n elements at p, `bytes` on (nothing when 0).
+template <typename T>
+HWY_INLINE void prefetch_step(const T* p, size_t bytes, size_t n) {
+  if (bytes == 0) return;
+  for (size_t line = 0; line < 2 * n * sizeof(T); line += 64) hwy::Prefetch(ahead(p, bytes + line));
+}
+
 // Rows per pass of the dense gemv: as many as the registers hold with two
 // accumulators each (32 vector registers on AVX-512, NEON and SVE; 16 on the
 // older x86 targets).
@@ -69,9 +76,7 @@ HWY_INLINE void dot_rows(const T* const* rows, const float* x, size_t cols, floa
   for (size_t k = 0; k < M; ++k) a[k] = b[k] = hn::Zero(df);
   size_t i = 0;
   for (; i + 2 * n <= cols; i += 2 * n) {
-    for (size_t k = 0; k < M; ++k) {
-      for (size_t line = 0; line < 2 * n * sizeof(T); line += 64) hwy::Prefetch(ahead(rows[k] + i, cols * sizeof(T) + line));
-    }
+    for (size_t k = 0; k < M; ++k) prefetch_step(rows[k] + i, cols * sizeof(T), n);
     const VF x0 = hn::LoadU(df, x + i), x1 = hn::LoadU(df, x + i + n);
     for (size_t k = 0; k < M; ++k) {
       a[k] = hn::MulAdd(load(df, rows[k] + i), x0, a[k]);
@@ -151,13 +156,6 @@ void scale_add_t(const T* x, float keep, float p, float* y, size_t count) {
 // columns in flight per query: 2 * kMany independent FMA chains, enough to hide
 // the FMA latency, while every K or V vector is loaded (and widened) once.
 constexpr size_t kMany = 4;
-
-// Prefetches the lines of the 2n elements at p, `bytes` on (nothing when 0).
-template <typename T>
-HWY_INLINE void prefetch_step(const T* p, size_t bytes, size_t n) {
-  if (bytes == 0) return;
-  for (size_t line = 0; line < 2 * n * sizeof(T); line += 64) hwy::Prefetch(ahead(p, bytes + line));
-}
 
 // Targets whose vectors are whole 128-bit blocks, interleaved per block.
 #if (HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR) || HWY_TARGET == HWY_NEON || HWY_TARGET == HWY_EMU128
