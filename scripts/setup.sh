@@ -9,6 +9,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   glslc libvulkan-dev mesa-vulkan-drivers
 )
+# The ARM64 compile check of the SIMD kernels needs an aarch64 compiler: a cross
+# compiler here, the native one on arm64.
+[ "$(dpkg --print-architecture)" = arm64 ] || packages+=(g++-aarch64-linux-gnu)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
