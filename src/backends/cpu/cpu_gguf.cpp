@@ -19,6 +19,7 @@
 
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_math.h"
+#include "cpu/row_bands.h"
 #include "cpu/simd.h"
 #include "qwen35/dense_weights.h"
 #include "qwen35/gguf_quants.h"
@@ -341,31 +342,14 @@ void rows_q6_k(const GgufBlockQ6K* const* b, const float* x, size_t blocks, floa
   for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, total[r]));
 }
 
-// y[r] = base[r] + row r . x for r in [r0, r1). As in the dense gemv, the
-// rows are read as R bands (equal runs of consecutive rows) walked side by
-// side, one row of each at a time, so that each band is one long read stream;
-// rows left over after the bands go one by one.
+// y[r] = base[r] + row r . x for r in [r0, r1), the rows as R bands (row_bands.h).
 template <typename Block, size_t R, typename Kernel>
 void rows_t(const Rows& m, const float* base, float* y, size_t r0, size_t r1, Kernel kernel) {
-  const auto row = [&](size_t r) { return reinterpret_cast<const Block*>(m.w + r * m.row_bytes); };
-  const size_t band = (r1 - r0) / R;
-  for (size_t j = 0; j < band; ++j) {
-    const Block* rows[R];
-    size_t index[R];
-    float out[R];
-    for (size_t k = 0; k < R; ++k) {
-      index[k] = r0 + k * band + j;
-      rows[k] = row(index[k]);
-    }
-    kernel(std::integral_constant<size_t, R>(), rows, out);
-    for (size_t k = 0; k < R; ++k) y[index[k]] = (base ? base[index[k]] : 0.0f) + out[k];
-  }
-  for (size_t r = r0 + R * band; r < r1; ++r) {
-    const Block* rows[1] = {row(r)};
-    float out[1];
-    kernel(std::integral_constant<size_t, 1>(), rows, out);
-    y[r] = (base ? base[r] : 0.0f) + out[0];
-  }
+  cpu::for_row_bands<R>(r0, r1, base, y, [&](auto rows_n, const size_t* index, float* out) {
+    const Block* rows[decltype(rows_n)::value];
+    for (size_t k = 0; k < rows_n; ++k) rows[k] = reinterpret_cast<const Block*>(m.w + index[k] * m.row_bytes);
+    kernel(rows_n, rows, out);
+  });
 }
 
 void RowsQ8_0(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {

@@ -14,6 +14,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "cpu/row_bands.h"
 #include "cpu/simd.h"
 #include "qwen35/dtype.h"
 
@@ -94,33 +95,16 @@ HWY_INLINE void dot_rows(const T* const* rows, const float* x, size_t cols, floa
   }
 }
 
-// The rows [row_begin, row_end) are read as kGemvBands bands: equal runs of
-// consecutive rows, walked side by side, one row of each per pass. Each band
-// is then one long sequential read stream, the pattern the read probe peaks
-// at; adjacent rows (0.5-7 KB each) would be short streams that the hardware
-// prefetcher barely ramps up on. Rows left over after the bands go one by one.
+// Rows as kGemvBands bands (row_bands.h).
 template <typename T>
 void gemv_rows_t(const T* w, const float* x, const float* base, float* y, size_t row_begin, size_t row_end,
                  size_t cols) {
-  constexpr size_t M = kGemvBands;
-  const size_t band = (row_end - row_begin) / M;
-  for (size_t j = 0; j < band; ++j) {
+  cpu::for_row_bands<kGemvBands>(row_begin, row_end, base, y, [&](auto m, const size_t* index, float* out) {
+    constexpr size_t M = decltype(m)::value;
     const T* rows[M];
-    size_t index[M];
-    float s[M];
-    for (size_t k = 0; k < M; ++k) {
-      index[k] = row_begin + k * band + j;
-      rows[k] = w + index[k] * cols;
-    }
-    dot_rows<M>(rows, x, cols, s);
-    for (size_t k = 0; k < M; ++k) y[index[k]] = (base ? base[index[k]] : 0.0f) + s[k];
-  }
-  for (size_t r = row_begin + M * band; r < row_end; ++r) {
-    const T* row = w + r * cols;
-    float s;
-    dot_rows<1>(&row, x, cols, &s);
-    y[r] = (base ? base[r] : 0.0f) + s;
-  }
+    for (size_t k = 0; k < M; ++k) rows[k] = w + index[k] * cols;
+    dot_rows<M>(rows, x, cols, out);
+  });
 }
 
 template <typename T>
@@ -539,9 +523,9 @@ float ReadStreams(const float* p, size_t count, size_t streams, size_t prefetch_
 // accumulator per row and group scaled once at the group's end, and the bias
 // term from the precomputed group sums of x. At most 16 lanes, so that a
 // vector never straddles the 16 bytes of a 4-bit block of 32 codes.
-// M rows at a time share each load of x; like the dense gemv, they come from M
-// bands of the task's rows, each a long read stream, and each group
-// prefetches the same group of the next row in its band.
+// M rows at a time share each load of x; like the dense gemv's, they come from
+// M bands of the task's rows (row_bands.h), and each group prefetches the same
+// group of the next row in its band.
 template <size_t M, unsigned Bits, typename T>
 HWY_INLINE void mlx_dot_rows(const MlxRows& w, const size_t* rows, const float* xc, const float* x_sums, float* out) {
   const hn::CappedTag<float, 16> df;
@@ -602,20 +586,9 @@ HWY_INLINE void mlx_dot_rows(const MlxRows& w, const size_t* rows, const float* 
 template <unsigned Bits, typename T>
 void mlx_rows_t(const MlxRows& w, const float* xc, const float* x_sums, const float* base, float* y, size_t row_begin,
                 size_t row_end) {
-  constexpr size_t M = kGemvBands;
-  const size_t band = (row_end - row_begin) / M;
-  for (size_t j = 0; j < band; ++j) {
-    size_t rows[M];
-    float s[M];
-    for (size_t k = 0; k < M; ++k) rows[k] = row_begin + k * band + j;
-    mlx_dot_rows<M, Bits, T>(w, rows, xc, x_sums, s);
-    for (size_t k = 0; k < M; ++k) y[rows[k]] = (base ? base[rows[k]] : 0.0f) + s[k];
-  }
-  for (size_t r = row_begin + M * band; r < row_end; ++r) {
-    float s;
-    mlx_dot_rows<1, Bits, T>(w, &r, xc, x_sums, &s);
-    y[r] = (base ? base[r] : 0.0f) + s;
-  }
+  cpu::for_row_bands<kGemvBands>(row_begin, row_end, base, y, [&](auto m, const size_t* index, float* out) {
+    mlx_dot_rows<decltype(m)::value, Bits, T>(w, index, xc, x_sums, out);
+  });
 }
 
 template <unsigned Bits>
