@@ -25,23 +25,6 @@ struct Fp8KvElement {
 template <typename E>
 inline constexpr bool is_fp8_kv = std::is_same_v<E, Fp8KvElement>;
 
-// The KvDtype of a cache element type, and the bytes of one value's code.
-template <typename E>
-constexpr KvDtype kv_dtype_of() {
-  if constexpr (is_fp8_kv<E>) return KvDtype::kFP8;
-  if constexpr (std::is_same_v<E, F32Element>) return KvDtype::kF32;
-  if constexpr (std::is_same_v<E, BF16Element>) return KvDtype::kBF16;
-  if constexpr (std::is_same_v<E, F16Element>) return KvDtype::kF16;
-}
-template <typename E>
-constexpr size_t kv_code_bytes() {
-  if constexpr (is_fp8_kv<E>) {
-    return 1;
-  } else {
-    return sizeof(typename E::Storage);
-  }
-}
-
 // Quantises x[0..n) (n a multiple of kKvFp8Block) into codes[n] and scales[n / kKvFp8Block].
 void quantize_fp8_kv(const float* x, uint32_t n, uint8_t* codes, uint16_t* scales);
 
