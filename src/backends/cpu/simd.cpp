@@ -56,8 +56,8 @@ HWY_INLINE void prefetch_step(const T* p, size_t bytes, size_t n) {
   for (size_t line = 0; line < 2 * n * sizeof(T); line += 64) hwy::Prefetch(ahead(p, bytes + line));
 }
 
-// Rows per pass of the dense gemv: as many as the registers hold with two
-// accumulators each (32 vector registers on AVX-512, NEON and SVE; 16 on the
+// Rows per pass of the dense and MLX gemvs: as many as the registers hold with
+// two accumulators each (32 vector registers on AVX-512 and NEON; 16 on the
 // older x86 targets).
 constexpr size_t kGemvBands =
     (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_EMU128 ||
@@ -379,13 +379,16 @@ void ScaleMul(const float* x, float scale, const float* w, float* y, size_t coun
   for (; i < count; ++i) y[i] = x[i] * scale * w[i];
 }
 
+// 1 + exp(-x): sigmoid(x) = 1 / it, silu(x) = x / it.
+HWY_INLINE VF one_plus_exp_neg(DF df, VF x) { return hn::Add(hn::Set(df, 1.0f), hn::Exp(df, hn::Neg(x))); }
+
 void SigmoidMul(const float* x, const float* gate, float* y, size_t count) {
   const DF df;
   const size_t n = hn::Lanes(df);
   const VF one = hn::Set(df, 1.0f);
   size_t i = 0;
   for (; i + n <= count; i += n) {
-    const VF sigmoid = hn::Div(one, hn::Add(one, hn::Exp(df, hn::Neg(hn::LoadU(df, gate + i)))));
+    const VF sigmoid = hn::Div(one, one_plus_exp_neg(df, hn::LoadU(df, gate + i)));
     hn::StoreU(hn::Mul(hn::LoadU(df, x + i), sigmoid), df, y + i);
   }
   for (; i < count; ++i) y[i] = x[i] * (1.0f / (1.0f + std::exp(-gate[i])));
@@ -394,11 +397,10 @@ void SigmoidMul(const float* x, const float* gate, float* y, size_t count) {
 void SiluMul(const float* gate, const float* up, float* y, size_t count) {
   const DF df;
   const size_t n = hn::Lanes(df);
-  const VF one = hn::Set(df, 1.0f);
   size_t i = 0;
   for (; i + n <= count; i += n) {
     const VF g = hn::LoadU(df, gate + i);
-    const VF silu = hn::Div(g, hn::Add(one, hn::Exp(df, hn::Neg(g))));
+    const VF silu = hn::Div(g, one_plus_exp_neg(df, g));
     hn::StoreU(hn::Mul(silu, hn::LoadU(df, up + i)), df, y + i);
   }
   for (; i < count; ++i) y[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
@@ -410,7 +412,6 @@ void SiluMul(const float* gate, const float* up, float* y, size_t count) {
 void Conv4Silu(const float* u, float* state, const float* w, float* out, size_t begin, size_t end, size_t conv_dim) {
   const DF df;
   const size_t n = hn::Lanes(df);
-  const VF one = hn::Set(df, 1.0f);
   float* s0 = state;
   float* s1 = state + conv_dim;
   float* s2 = state + 2 * conv_dim;
@@ -421,7 +422,7 @@ void Conv4Silu(const float* u, float* state, const float* w, float* out, size_t 
     const VF h0 = hn::LoadU(df, s0 + c), h1 = hn::LoadU(df, s1 + c), h2 = hn::LoadU(df, s2 + c);
     const VF x = hn::LoadU(df, u + c);
     const VF acc = hn::MulAdd(w2, h2, hn::MulAdd(w1, h1, hn::MulAdd(w0, h0, hn::Mul(w3, x))));
-    hn::StoreU(hn::Div(acc, hn::Add(one, hn::Exp(df, hn::Neg(acc)))), df, out + c);
+    hn::StoreU(hn::Div(acc, one_plus_exp_neg(df, acc)), df, out + c);
     hn::StoreU(h1, df, s0 + c);
     hn::StoreU(h2, df, s1 + c);
     hn::StoreU(x, df, s2 + c);
