@@ -3,10 +3,10 @@
 // task handles every query head over its chunk, reading each cached K and V
 // row once and in order (the hardware prefetchers follow that; one KV head's
 // slice of each row, a row apart, they did not), and runs a blockwise online
-// softmax (running max, sum, weighted V); the chunks are merged at the end. Scratch grows with the
-// thread count, never with the context length. FP8 caches are dequantised a
-// block of positions at a time into per-thread float tiles, so the same SIMD
-// kernels score and accumulate every cache dtype.
+// softmax (running max, sum, weighted V); the chunks are merged at the end.
+// Scratch grows with the thread count, never with the context length. FP8
+// caches are dequantised a block of positions at a time into per-thread float
+// tiles, so the same SIMD kernels score and accumulate every cache dtype.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -19,7 +19,7 @@
 namespace qwen35 {
 namespace {
 
-// Positions per chunk below which splitting a head further does not pay.
+// Positions per chunk below which splitting the context further does not pay.
 constexpr uint32_t kMinChunk = 128;
 
 // A block of positions [t0, t0 + n) of one cache, as the SIMD kernels take it:
