@@ -27,15 +27,17 @@ DeviceBuffer filled(size_t bytes, uint8_t value) {
   return b;
 }
 
-// Args: rows, cols, dtype (0 f32, 1 bf16, 2 f16, 3 Q8_0, 4 Q4_K, 5 Q6_K). Several
-// matrices in rotation so the working set (~1 GB) is far beyond the caches, as in
-// decode. Every byte 0x3c: finite weights in every format.
+// Args: rows, cols, dtype (0 f32, 1 bf16, 2 f16, 3 Q8_0, 4 Q4_K, 5 Q6_K), cached.
+// With cached 0, several matrices in rotation so the working set (~1 GB) is far
+// beyond the caches, as in decode; with cached 1, one matrix read again and again
+// from the caches: the kernel's arithmetic ceiling, which tells a compute-bound
+// format from a memory-bound one. Every byte 0x3c: finite weights in every format.
 void BM_Gemv(benchmark::State& state) {
   const auto rows = static_cast<uint32_t>(state.range(0)), cols = static_cast<uint32_t>(state.range(1));
   constexpr DType kTypes[] = {DType::kF32, DType::kBF16, DType::kF16, DType::kQ8_0, DType::kQ4_K, DType::kQ6_K};
   const DType type = kTypes[state.range(2)];
   const size_t matrix_bytes = size_t{rows} * dtype_bytes(type, cols);
-  const size_t copies = std::max<size_t>(1, (size_t{1} << 30) / matrix_bytes);
+  const size_t copies = state.range(3) ? 1 : std::max<size_t>(1, (size_t{1} << 30) / matrix_bytes);
   std::vector<DeviceBuffer> w;
   for (size_t i = 0; i < copies; ++i) w.push_back(filled(matrix_bytes, 0x3c));
   DeviceBuffer x = filled(cols * 4, 0x3c), y(cpu(), rows * 4);
@@ -49,26 +51,31 @@ void BM_Gemv(benchmark::State& state) {
   state.SetLabel(std::string(dtype_name(type)));
 }
 BENCHMARK(BM_Gemv)
-    ->ArgNames({"rows", "cols", "dtype"})
-    ->Args({3584, 1024, 1})
-    ->Args({1024, 3584, 1})
-    ->Args({6144, 1024, 1})
-    ->Args({3584, 1024, 0})
-    ->Args({3584, 1024, 2})
-    ->Args({3584, 1024, 3})
-    ->Args({3584, 1024, 4})
-    ->Args({3584, 1024, 5})
+    ->ArgNames({"rows", "cols", "dtype", "cached"})
+    ->Args({3584, 1024, 1, 0})
+    ->Args({1024, 3584, 1, 0})
+    ->Args({6144, 1024, 1, 0})
+    ->Args({3584, 1024, 0, 0})
+    ->Args({3584, 1024, 2, 0})
+    ->Args({3584, 1024, 3, 0})
+    ->Args({3584, 1024, 4, 0})
+    ->Args({3584, 1024, 5, 0})
+    ->Args({3584, 1024, 1, 1})
+    ->Args({3584, 1024, 3, 1})
+    ->Args({3584, 1024, 4, 1})
+    ->Args({3584, 1024, 5, 1})
     ->UseRealTime();
 
 // Decode attention of the 0.8B shape (8 query heads, 2 KV heads of 256) over
 // range(0) positions of a bf16 cache. Several caches in rotation, ~1 GB in
 // all, so the reads come from DRAM as in decode (six layers' caches at 4096
-// positions are already 96 MB).
+// positions are already 96 MB); with range(1) = 1, one cache read again and
+// again from the caches (the kernel's arithmetic ceiling).
 void BM_AttentionDecode(benchmark::State& state) {
   const auto seq_len = static_cast<uint32_t>(state.range(0));
   const uint32_t n_q = 8, n_kv = 2, hd = 256;
   const size_t cache_bytes = size_t{seq_len} * n_kv * hd * 2;
-  const size_t copies = std::max<size_t>(1, (size_t{1} << 30) / (2 * cache_bytes));
+  const size_t copies = state.range(1) ? 1 : std::max<size_t>(1, (size_t{1} << 30) / (2 * cache_bytes));
   std::vector<DeviceBuffer> k, v;
   for (size_t i = 0; i < copies; ++i) {
     k.push_back(filled(cache_bytes, 0x3c));
@@ -90,7 +97,14 @@ void BM_AttentionDecode(benchmark::State& state) {
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * 2 * cache_bytes));
 }
-BENCHMARK(BM_AttentionDecode)->Arg(256)->Arg(4096)->Arg(32768)->UseRealTime();
+BENCHMARK(BM_AttentionDecode)
+    ->ArgNames({"positions", "cached"})
+    ->Args({256, 0})
+    ->Args({4096, 0})
+    ->Args({32768, 0})
+    ->Args({4096, 1})
+    ->Args({512, 1})
+    ->UseRealTime();
 
 // One Gated DeltaNet recurrent step of the 0.8B shape (16 heads of 128 x 128).
 void BM_GdnRecurrent(benchmark::State& state) {
