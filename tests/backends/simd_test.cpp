@@ -172,14 +172,15 @@ TEST_P(Simd, Conv4SiluMatchesTheSpec) {
 
 // Rows of n_heads slices (plus 3 elements of padding); every query head reads
 // its KV head's slice. Prefetching 5 rows on asks for lines past the rows,
-// which must change nothing.
+// which must change nothing. 7 rows: whole scoring passes of 2 or 4
+// positions, then single positions.
 TEST_P(Simd, AttentionKernelsReadEachRowForEveryQueryHead) {
   for (simd::WeightType type : kTypes) {
     for (size_t n : {1u, 15u, 16u, 17u, 33u, 48u, 64u, 256u}) {
       for (size_t heads : {1u, 2u}) {
         for (size_t group : {1u, 2u, 3u, 4u, 5u, 7u, 9u}) {  // every remainder after passes of 4 queries
           SCOPED_TRACE(::testing::Message() << "n " << n << " heads " << heads << " group " << group);
-          const size_t rows = 6, row_stride = heads * n + 3, queries = heads * group;
+          const size_t rows = 7, row_stride = heads * n + 3, queries = heads * group;
           const size_t score_stride = rows + 2, acc_stride = n + 2;
           const Weights r = make_weights(type, rows * row_stride, static_cast<uint32_t>(n + heads));
           const simd::KvBlock block{.rows = r.data(type), .type = type, .row_stride = row_stride, .n_rows = rows,
