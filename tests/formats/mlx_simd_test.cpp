@@ -28,7 +28,9 @@ TEST_P(MlxSimd, GemvRowsMatchDequantizedGemv) {
   for (uint32_t bits : {4u, 8u}) {
     for (uint32_t gs : {32u, 64u, 128u}) {
       for (DType dtype : {DType::kF32, DType::kBF16, DType::kF16}) {
-        for (const auto& [cols, begin, rows] : {std::tuple{128u, 0u, 7u}, {384u, 0u, 7u}, {128u, 3u, 37u}}) {
+        // 1152 columns: 36 groups of 32, whole vectors of each row's scales on every target, then some left over.
+        for (const auto& [cols, begin, rows] :
+             {std::tuple{128u, 0u, 7u}, {384u, 0u, 7u}, {128u, 3u, 37u}, {1152u, 0u, 9u}}) {
           SCOPED_TRACE(::testing::Message() << bits << " bits, group " << gs << ", " << dtype_suffix(dtype) << ", cols "
                                             << cols << ", rows " << begin << ".." << rows);
           const QuantizedMatrix m = quantize_random(rows, cols, {bits, gs}, dtype, bits + gs + cols);
