@@ -15,6 +15,7 @@
 #include "model_options.h"
 #include "qwen35/device_bandwidth.h"
 #include "qwen35/host_bandwidth.h"
+#include "qwen35/sampling.h"
 
 namespace {
 
@@ -112,7 +113,7 @@ void run_bench(BenchOptions options) {
     for (uint32_t t = 0; t < options.tokens; ++t) {
       if (t == options.tokens / 2) state_bytes = session.state_bytes_per_token();
       const auto logits = session.decode(token);
-      token = static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      token = static_cast<int32_t>(argmax(logits));
     }
     tok_per_s.push_back(options.tokens / std::chrono::duration<double>(Clock::now() - start).count());
     if (measure_read) fractions.push_back(tok_per_s.back() * static_cast<double>(weight_bytes + state_bytes) / 1e9 / read_gbps.back());

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "qwen35/error.h"
+#include "qwen35/sampling.h"
 
 namespace qwen35 {
 namespace {
@@ -37,7 +38,6 @@ PositionComparison compare_logits(std::span<const float> reference, std::span<co
     kl += std::exp(log_p[i]) * (log_p[i] - log_q[i]);
     max_diff = std::max(max_diff, std::fabs(double{reference[i]} - double{candidate[i]}));
   }
-  const auto argmax = [](std::span<const float> x) { return std::max_element(x.begin(), x.end()) - x.begin(); };
   return PositionComparison{.kl = std::max(kl, 0.0),  // rounding can leave -1e-17 for equal inputs
                             .top1_agrees = argmax(reference) == argmax(candidate),
                             .max_abs_logit_diff = max_diff};

@@ -101,22 +101,13 @@ double Sampler::filter(std::span<const float> logits) {
 
   const bool greedy = p.temperature == 0.0f || p.top_k == 1;
   const float inv_temperature = greedy ? 1.0f : 1.0f / p.temperature;
-  float max_logit = kNegInf;
-  int32_t argmax = -1;
-  for (size_t i = 0; i < n; ++i) {
-    float& l = work_[i];
-    l = std::isnan(l) ? kNegInf : l * inv_temperature;
-    if (l > max_logit) {
-      max_logit = l;
-      argmax = static_cast<int32_t>(i);
-    }
-  }
-  if (argmax < 0 || std::isinf(max_logit)) {
-    fail("Sampler: no finite logit among {} (all NaN or infinite after penalties)", n);
-  }
+  for (float& l : work_) l = std::isnan(l) ? kNegInf : l * inv_temperature;
+  const int64_t top = argmax(work_);
+  const float max_logit = top < 0 ? kNegInf : work_[static_cast<size_t>(top)];
+  if (std::isinf(max_logit)) fail("Sampler: no finite logit among {} (all NaN or infinite after penalties)", n);
   candidates_.clear();
   if (greedy) {
-    candidates_.push_back({argmax, max_logit});
+    candidates_.push_back({static_cast<int32_t>(top), max_logit});
     return 1.0;
   }
 
