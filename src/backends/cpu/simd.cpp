@@ -194,16 +194,24 @@ HWY_INLINE void dot_pass(const T* const* rows, size_t prefetch_bytes, const floa
   for (size_t p = 0; p < P; ++p) {
     for (size_t j = 0; j < M; ++j) acc[p][j] = hn::Zero(df);
   }
-  size_t i = 0;
-  for (; i + n <= count; i += n) {
+  const auto step = [&](size_t i) HWY_ATTR {
     VF q[M];
     for (size_t j = 0; j < M; ++j) q[j] = hn::LoadU(df, qs + j * stride + i);
     for (size_t p = 0; p < P; ++p) {
-      if (i % (2 * n) == 0) prefetch_step(rows[p] + i, prefetch_bytes, n);
       const VF r = load(df, rows[p] + i);
       for (size_t j = 0; j < M; ++j) acc[p][j] = hn::MulAdd(r, q[j], acc[p][j]);
     }
+  };
+  size_t i = 0;
+  // Two steps per iteration, the prefetch (2n elements) tested once for both.
+  for (; i + 2 * n <= count; i += 2 * n) {
+    if (prefetch_bytes != 0) {
+      for (size_t p = 0; p < P; ++p) prefetch_step(rows[p] + i, prefetch_bytes, n);
+    }
+    step(i);
+    step(i + n);
   }
+  for (; i + n <= count; i += n) step(i);
   for (size_t p = 0; p < P; ++p) {
     float s[M];
     if constexpr (M == 4) {
