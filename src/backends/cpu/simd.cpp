@@ -226,41 +226,44 @@ HWY_INLINE void dot_pass(const T* const* rows, size_t prefetch_bytes, const floa
   }
 }
 
+// Vectors of columns per value pass: each row's M weights, broadcast once,
+// serve V vectors of it. 4 on 32-register targets (4M accumulators), 2 on
+// the others; each pass prefetches its 2n-element steps of the row.
+constexpr size_t kValueVectors = kScorePositions;
+
+// accs[j * stride + i] += sum over rows r of weights[j * weight_stride + r] *
+// rows[r * row_stride + i], for M queries j and i < count. The accumulators
+// stay in registers across the rows of a chunk of V vectors of columns.
 template <size_t M, typename T>
 HWY_INLINE void axpy_pass(const T* rows, size_t row_stride, size_t n_rows, size_t prefetch_bytes,
                           const float* weights, size_t weight_stride, float* accs, size_t stride, size_t count) {
   const DF df;
   const size_t n = hn::Lanes(df);
-  size_t i = 0;
-  for (; i + 2 * n <= count; i += 2 * n) {
-    VF a[M], b[M];
+  const auto chunk = [&](auto vectors, size_t i) HWY_ATTR {
+    constexpr size_t V = decltype(vectors)::value;
+    VF a[M][V];
     for (size_t j = 0; j < M; ++j) {
-      a[j] = hn::LoadU(df, accs + j * stride + i);
-      b[j] = hn::LoadU(df, accs + j * stride + i + n);
+      for (size_t v = 0; v < V; ++v) a[j][v] = hn::LoadU(df, accs + j * stride + i + v * n);
     }
     for (size_t r = 0; r < n_rows; ++r) {
-      prefetch_step(rows + r * row_stride + i, prefetch_bytes, n);
-      const VF v0 = load(df, rows + r * row_stride + i), v1 = load(df, rows + r * row_stride + i + n);
+      const T* row = rows + r * row_stride + i;
+      if (prefetch_bytes != 0) {
+        for (size_t v = 0; v + 2 <= V; v += 2) prefetch_step(row + v * n, prefetch_bytes, n);
+      }
+      VF x[V];
+      for (size_t v = 0; v < V; ++v) x[v] = load(df, row + v * n);
       for (size_t j = 0; j < M; ++j) {
         const VF w = hn::Set(df, weights[j * weight_stride + r]);
-        a[j] = hn::MulAdd(v0, w, a[j]);
-        b[j] = hn::MulAdd(v1, w, b[j]);
+        for (size_t v = 0; v < V; ++v) a[j][v] = hn::MulAdd(x[v], w, a[j][v]);
       }
     }
     for (size_t j = 0; j < M; ++j) {
-      hn::StoreU(a[j], df, accs + j * stride + i);
-      hn::StoreU(b[j], df, accs + j * stride + i + n);
+      for (size_t v = 0; v < V; ++v) hn::StoreU(a[j][v], df, accs + j * stride + i + v * n);
     }
-  }
-  for (; i + n <= count; i += n) {
-    VF a[M];
-    for (size_t j = 0; j < M; ++j) a[j] = hn::LoadU(df, accs + j * stride + i);
-    for (size_t r = 0; r < n_rows; ++r) {
-      const VF v0 = load(df, rows + r * row_stride + i);
-      for (size_t j = 0; j < M; ++j) a[j] = hn::MulAdd(v0, hn::Set(df, weights[j * weight_stride + r]), a[j]);
-    }
-    for (size_t j = 0; j < M; ++j) hn::StoreU(a[j], df, accs + j * stride + i);
-  }
+  };
+  size_t i = 0;
+  for (; i + kValueVectors * n <= count; i += kValueVectors * n) chunk(std::integral_constant<size_t, kValueVectors>{}, i);
+  for (; i + n <= count; i += n) chunk(std::integral_constant<size_t, 1>{}, i);
   for (; i < count; ++i) {
     for (size_t j = 0; j < M; ++j) {
       float acc = accs[j * stride + i];
