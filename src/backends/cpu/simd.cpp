@@ -466,30 +466,36 @@ void Conv4Silu(const float* u, float* state, const float* w, float* out, size_t 
   }
 }
 
-// FP8 E4M3 codes to float32 by bit arithmetic (exactly dtype.cpp's
-// fp8_e4m3_to_f32), times each block's BF16 scale.
+// FP8 E4M3 codes to float32 (exactly dtype.cpp's fp8_e4m3_to_f32), times each
+// block's BF16 scale. An E4M3 code s.eeee.mmm is, bit for bit, the half
+// s.0eeee.mmm0000000 times 2^8 (exponent biases 7 and 15; subnormals map to
+// subnormals), so a code becomes a half in three 16-bit operations and the
+// half becomes a float in one exact conversion: a third of the operations of
+// assembling float bits, which made fp8 attention twice as slow as bf16. Only
+// the NaN codes (s.1111.111; E4M3 has no infinities) need a case of their own.
 void Fp8Blocks(const uint8_t* codes, const uint16_t* scales, size_t count, float* y) {
   const hn::CappedTag<float, 16> df;
-  const hn::Rebind<uint32_t, decltype(df)> du;
-  const hn::Rebind<int32_t, decltype(df)> di;
-  const hn::Rebind<uint8_t, decltype(df)> d8;
+  const hn::Rebind<int32_t, decltype(df)> d32;
+  const hn::Rebind<int16_t, decltype(df)> d16;
+  const hn::Rebind<int8_t, decltype(df)> d8;
+  const hn::Rebind<hwy::float16_t, decltype(df)> dh;
   const size_t n = hn::Lanes(df);
-  const auto seven = hn::Set(du, 7u), fifteen = hn::Set(du, 15u);
+  const auto magnitude = hn::Set(d32, 0x7F);
+  const auto half_bits = hn::Set(d16, static_cast<int16_t>(0xBF80));  // sign, then 4 exponent and 3 mantissa bits
+  const auto nan = hn::Set(df, std::numeric_limits<float>::quiet_NaN());
+  const auto two_to_8 = hn::Set(df, 256.0f);
   for (size_t b = 0; b < count / 16; ++b) {
     const auto scale = hn::Set(df, bf16_to_f32(scales[b]));
     for (size_t l = 0; l < 16; l += n) {
-      const auto c = hn::PromoteTo(du, hn::LoadU(d8, codes + 16 * b + l));
-      const auto exponent = hn::And(hn::ShiftRight<3>(c), fifteen);
-      const auto mantissa = hn::And(c, seven);
-      const auto sign = hn::ShiftLeft<24>(hn::And(c, hn::Set(du, 0x80u)));
-      const auto normal = hn::BitCast(df, hn::Or(sign, hn::Or(hn::ShiftLeft<23>(hn::Add(exponent, hn::Set(du, 120u))),
-                                                             hn::ShiftLeft<20>(mantissa))));
-      const auto subnormal = hn::Or(hn::Mul(hn::ConvertTo(df, hn::BitCast(di, mantissa)), hn::Set(df, 1.0f / 512)),
-                                    hn::BitCast(df, sign));
-      auto value = hn::IfThenElse(hn::RebindMask(df, hn::Eq(exponent, hn::Zero(du))), subnormal, normal);
-      const auto nan = hn::And(hn::Eq(exponent, fifteen), hn::Eq(mantissa, seven));
-      value = hn::IfThenElse(hn::RebindMask(df, nan), hn::Set(df, std::numeric_limits<float>::quiet_NaN()), value);
-      hn::StoreU(hn::Mul(value, scale), df, y + 16 * b + l);
+      // Sign-extended to 16 bits and shifted by 7: bit 15 is the sign, bit 14
+      // (the sign again) is cleared, bits 13..7 are the code's low seven.
+      // (The NaN test is on 32-bit lanes: emulated half conversions, on
+      // targets without F16C, do not carry NaN.)
+      const auto code = hn::LoadU(d8, reinterpret_cast<const int8_t*>(codes) + 16 * b + l);
+      const auto half = hn::And(hn::ShiftLeft<7>(hn::PromoteTo(d16, code)), half_bits);
+      const auto value = hn::Mul(hn::PromoteTo(df, hn::BitCast(dh, half)), two_to_8);  // exact: a power of two
+      const auto is_nan = hn::RebindMask(df, hn::Eq(hn::And(hn::PromoteTo(d32, code), magnitude), magnitude));
+      hn::StoreU(hn::IfThenElse(is_nan, nan, hn::Mul(value, scale)), df, y + 16 * b + l);
     }
   }
 }
