@@ -15,6 +15,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
+#include "cpu/nibbles-inl.h"
 
 #include <algorithm>
 #include <cstring>
@@ -55,6 +56,9 @@ using DI8 = hn::Rebind<int8_t, DF>;
 
 HWY_INLINE hn::Vec<DU> bytes_at(const uint8_t* p) { return hn::PromoteTo(DU(), hn::LoadU(DU8(), p)); }
 HWY_INLINE hn::Vec<DF> to_float(hn::Vec<DU> codes) { return hn::ConvertTo(DF(), hn::BitCast(DI(), codes)); }
+
+using cpu::HWY_NAMESPACE::nibble_table;
+using cpu::HWY_NAMESPACE::nibble_values;
 
 // Up to four fp16 values as floats in one vector conversion (F16C where the
 // target has it). The scalar conversion, with its rare-case call, made the
@@ -120,8 +124,7 @@ template <size_t R>
 void rows_q4_0(const GgufBlockQ4_0* const* b, const float* x, size_t blocks, float* out) {
   const DF df;
   const size_t n = hn::Lanes(df);
-  const auto mask = hn::Set(DU(), 0xFu);
-  const auto eight = hn::Set(df, 8.0f);
+  const auto table = nibble_table<-8>();
   hn::Vec<DF> total[R];
   for (size_t r = 0; r < R; ++r) total[r] = hn::Zero(df);
   for (size_t i = 0; i < blocks; ++i, x += 32) {
@@ -133,8 +136,8 @@ void rows_q4_0(const GgufBlockQ4_0* const* b, const float* x, size_t blocks, flo
       const auto x_hi = hn::LoadU(df, x + 16 + k);
       for (size_t r = 0; r < R; ++r) {
         const auto codes = bytes_at(b[r][i].qs + k);
-        acc[r] = hn::MulAdd(hn::Sub(to_float(hn::And(codes, mask)), eight), x_lo, acc[r]);
-        acc[r] = hn::MulAdd(hn::Sub(to_float(hn::ShiftRight<4>(codes)), eight), x_hi, acc[r]);
+        acc[r] = hn::MulAdd(nibble_values<-8>(codes, table), x_lo, acc[r]);
+        acc[r] = hn::MulAdd(nibble_values<-8>(hn::ShiftRight<4>(codes), table), x_hi, acc[r]);
       }
     }
     HWY_ALIGN float d[4];
@@ -213,7 +216,7 @@ template <size_t R>
 void rows_q4_k(const GgufBlockQ4K* const* b, const float* x, const float* x_sums, size_t blocks, float* out) {
   const DF df;
   const size_t n = hn::Lanes(df);
-  const auto mask = hn::Set(DU(), 0xFu);
+  const auto table = nibble_table<0>();
   const D8F d8;
   hn::Vec<DF> total[R];
   hn::Vec<D8F> mins[R];
@@ -236,8 +239,8 @@ void rows_q4_k(const GgufBlockQ4K* const* b, const float* x, const float* x_sums
         const auto x_hi = hn::LoadU(df, x + 64 * c + 32 + l);
         for (size_t r = 0; r < R; ++r) {
           const auto codes = bytes_at(b[r][i].qs + 32 * c + l);
-          acc_lo[r] = hn::MulAdd(to_float(hn::And(codes, mask)), x_lo, acc_lo[r]);
-          acc_hi[r] = hn::MulAdd(to_float(hn::ShiftRight<4>(codes)), x_hi, acc_hi[r]);
+          acc_lo[r] = hn::MulAdd(nibble_values<0>(codes, table), x_lo, acc_lo[r]);
+          acc_hi[r] = hn::MulAdd(nibble_values<0>(hn::ShiftRight<4>(codes), table), x_hi, acc_hi[r]);
         }
       }
       for (size_t r = 0; r < R; ++r) {

@@ -7,6 +7,7 @@
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
+#include "cpu/nibbles-inl.h"
 
 #include <algorithm>
 #include <cmath>
@@ -555,7 +556,7 @@ float ReadStreams(const float* p, size_t count, size_t streams, size_t prefetch_
 }
 
 // MLX affine rows: codes widened u8 -> u32 -> f32 in registers (4-bit codes
-// split with a mask and a shift, matched by x in code order), one vector
+// split by a shift and read by nibble_values, matched by x in code order), one vector
 // accumulator per row and group scaled once at the group's end, and the bias
 // term from the precomputed group sums of x. At most 16 lanes, so that a
 // vector never straddles the 16 bytes of a 4-bit block of 32 codes.
@@ -620,14 +621,14 @@ HWY_INLINE void mlx_dot_rows(const MlxRows& w, const size_t* rows, const float* 
         for (size_t k = 0; k < M; ++k) acc[k] = hn::MulAdd(widen(hn::PromoteTo(du, hn::LoadU(d8, q[k] + i))), x, acc[k]);
       }
     } else {
-      const auto low_nibble = hn::Set(du, 0xFu);
+      const auto table = cpu::HWY_NAMESPACE::nibble_table<0>();
       for (size_t block = begin; block < end; block += 32) {
         for (size_t j = 0; j < 16; j += n) {
           const auto x_low = hn::LoadU(df, xc + block + j), x_high = hn::LoadU(df, xc + block + 16 + j);
           for (size_t k = 0; k < M; ++k) {
             const auto codes = hn::PromoteTo(du, hn::LoadU(d8, q[k] + block / 2 + j));
-            acc[k] = hn::MulAdd(widen(hn::And(codes, low_nibble)), x_low, acc[k]);
-            acc[k] = hn::MulAdd(widen(hn::ShiftRight<4>(codes)), x_high, acc[k]);
+            acc[k] = hn::MulAdd(cpu::HWY_NAMESPACE::nibble_values<0>(codes, table), x_low, acc[k]);
+            acc[k] = hn::MulAdd(cpu::HWY_NAMESPACE::nibble_values<0>(hn::ShiftRight<4>(codes), table), x_high, acc[k]);
           }
         }
       }
