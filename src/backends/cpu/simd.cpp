@@ -138,9 +138,10 @@ void scale_add_t(const T* x, float keep, float p, float* y, size_t count) {
 }
 
 // Attention's two inner loops work on a few query heads (those sharing a KV
-// head) at once. Each pass takes up to kMany of them and keeps two vectors of
-// columns in flight per query: 2 * kMany independent FMA chains, enough to hide
-// the FMA latency, while every K or V vector is loaded (and widened) once.
+// head) at once. Each pass takes up to kMany of them, so every K or V vector
+// is loaded (and widened) once for all of them; with several positions
+// (scores) or vectors of columns (values) per query, a pass keeps 8-16
+// independent FMA chains in flight, enough to hide the FMA latency.
 constexpr size_t kMany = 4;
 
 // Targets whose vectors are whole 128-bit blocks, interleaved per block.
