@@ -556,6 +556,9 @@ float ReadStreams(const float* p, size_t count, size_t streams, size_t prefetch_
   return total;
 }
 
+using cpu::HWY_NAMESPACE::nibble_table;
+using cpu::HWY_NAMESPACE::nibble_values;
+
 // MLX affine rows: codes widened u8 -> u32 -> f32 in registers (4-bit codes
 // split by a shift and read by nibble_values, matched by x in code order), one vector
 // accumulator per row and group scaled once at the group's end, and the bias
@@ -622,14 +625,14 @@ HWY_INLINE void mlx_dot_rows(const MlxRows& w, const size_t* rows, const float* 
         for (size_t k = 0; k < M; ++k) acc[k] = hn::MulAdd(widen(hn::PromoteTo(du, hn::LoadU(d8, q[k] + i))), x, acc[k]);
       }
     } else {
-      const auto table = cpu::HWY_NAMESPACE::nibble_table<0>();
+      const auto table = nibble_table<0>();
       for (size_t block = begin; block < end; block += 32) {
         for (size_t j = 0; j < 16; j += n) {
           const auto x_low = hn::LoadU(df, xc + block + j), x_high = hn::LoadU(df, xc + block + 16 + j);
           for (size_t k = 0; k < M; ++k) {
             const auto codes = hn::PromoteTo(du, hn::LoadU(d8, q[k] + block / 2 + j));
-            acc[k] = hn::MulAdd(cpu::HWY_NAMESPACE::nibble_values<0>(codes, table), x_low, acc[k]);
-            acc[k] = hn::MulAdd(cpu::HWY_NAMESPACE::nibble_values<0>(hn::ShiftRight<4>(codes), table), x_high, acc[k]);
+            acc[k] = hn::MulAdd(nibble_values<0>(codes, table), x_low, acc[k]);
+            acc[k] = hn::MulAdd(nibble_values<0>(hn::ShiftRight<4>(codes), table), x_high, acc[k]);
           }
         }
       }
