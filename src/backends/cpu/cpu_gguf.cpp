@@ -445,7 +445,9 @@ void run_rows(DType type, const Rows& m, const float* base, float* y, size_t r0,
 
 bool needs_sums(DType type) { return type == DType::kQ4_K || type == DType::kQ5_K; }
 
-size_t row_grain(DType type, uint32_t cols) { return cpu::gemv_row_grain(dtype_bytes(type, cols)); }
+size_t row_grain(CpuBackend& cpu, DType type, uint32_t cols, size_t rows) {
+  return cpu::gemv_row_grain(dtype_bytes(type, cols), rows, cpu.pool().size());
+}
 
 // x's sums per 32 elements, in `sums` (cols / 32 floats), when the type uses them.
 const float* prepare_sums(DType type, const float* x, uint32_t cols, float* sums) {
@@ -467,7 +469,8 @@ void gemv(CpuBackend& cpu, DType type, const GemvArgs& a) {
   const float* x = host_ptr<const float>(a.x);
   const Rows m = rows_of(type, a.w, a.cols, x, prepare_sums(type, x, a.cols, cpu.launch_scratch(a.cols / 32)));
   float* y = host_ptr<float>(a.y);
-  cpu.pool().parallel_for(a.rows, row_grain(type, a.cols), [&](size_t begin, size_t end) { run_rows(type, m, nullptr, y, begin, end); });
+  cpu.pool().parallel_for(a.rows, row_grain(cpu, type, a.cols, a.rows),
+                          [&](size_t begin, size_t end) { run_rows(type, m, nullptr, y, begin, end); });
 }
 
 void gemv_pair(CpuBackend& cpu, DType type, const GemvPairArgs& a) {
@@ -478,7 +481,8 @@ void gemv_pair(CpuBackend& cpu, DType type, const GemvPairArgs& a) {
   float* y0 = host_ptr<float>(a.y0);
   float* y1 = host_ptr<float>(a.y1);
   // One index space over both matrices, so both are split across all threads.
-  cpu.pool().parallel_for(size_t{a.rows0} + a.rows1, row_grain(type, a.cols), [&](size_t begin, size_t end) {
+  const size_t rows = size_t{a.rows0} + a.rows1;
+  cpu.pool().parallel_for(rows, row_grain(cpu, type, a.cols, rows), [&](size_t begin, size_t end) {
     if (begin < a.rows0) run_rows(type, m0, nullptr, y0, begin, std::min<size_t>(end, a.rows0));
     if (end > a.rows0) run_rows(type, m1, nullptr, y1, std::max<size_t>(begin, a.rows0) - a.rows0, end - a.rows0);
   });
@@ -490,7 +494,8 @@ void gemv_silu_gate(CpuBackend& cpu, DType type, const GemvSiluGateArgs& a) {
   const Rows m = rows_of(type, a.w, a.cols, act, prepare_sums(type, act, a.cols, act + a.cols));
   const float* residual = a.residual.is_null() ? nullptr : host_ptr<const float>(a.residual);
   float* y = host_ptr<float>(a.y);
-  cpu.pool().parallel_for(a.rows, row_grain(type, a.cols), [&](size_t begin, size_t end) { run_rows(type, m, residual, y, begin, end); });
+  cpu.pool().parallel_for(a.rows, row_grain(cpu, type, a.cols, a.rows),
+                          [&](size_t begin, size_t end) { run_rows(type, m, residual, y, begin, end); });
 }
 
 }  // namespace

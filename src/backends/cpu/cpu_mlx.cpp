@@ -14,8 +14,8 @@ namespace qwen35 {
 namespace {
 
 template <uint32_t Bits>
-size_t row_grain(uint32_t cols) {
-  return cpu::gemv_row_grain(size_t{cols} * Bits / 8);
+size_t row_grain(const ThreadPool& pool, uint32_t cols, size_t rows) {
+  return cpu::gemv_row_grain(size_t{cols} * Bits / 8, rows, pool.size());
 }
 
 template <uint32_t Bits, typename E>
@@ -42,7 +42,7 @@ void gemv(CpuBackend& cpu, const MlxGemvArgs& a) {
       prepare<Bits>(cpu.launch_scratch(a.cols + a.cols / a.group_size), host_ptr<const float>(a.x), a.cols, a.group_size);
   const simd::MlxRows w = rows_of<Bits, E>(a.w, a.cols, a.group_size);
   float* y = host_ptr<float>(a.y);
-  cpu.pool().parallel_for(a.rows, row_grain<Bits>(a.cols), [&](size_t begin, size_t end) {
+  cpu.pool().parallel_for(a.rows, row_grain<Bits>(cpu.pool(), a.cols, a.rows), [&](size_t begin, size_t end) {
     simd::mlx_gemv_rows(w, x.coded, x.sums, nullptr, y, begin, end);
   });
 }
@@ -56,7 +56,8 @@ void gemv_pair(CpuBackend& cpu, const MlxGemvPairArgs& a) {
   float* y0 = host_ptr<float>(a.y0);
   float* y1 = host_ptr<float>(a.y1);
   // One index space over both matrices, so both are split across all threads.
-  cpu.pool().parallel_for(size_t{a.rows0} + a.rows1, row_grain<Bits>(a.cols), [&](size_t begin, size_t end) {
+  const size_t rows = size_t{a.rows0} + a.rows1;
+  cpu.pool().parallel_for(rows, row_grain<Bits>(cpu.pool(), a.cols, rows), [&](size_t begin, size_t end) {
     if (begin < a.rows0) simd::mlx_gemv_rows(w0, x.coded, x.sums, nullptr, y0, begin, std::min<size_t>(end, a.rows0));
     if (end > a.rows0) {
       simd::mlx_gemv_rows(w1, x.coded, x.sums, nullptr, y1, std::max<size_t>(begin, a.rows0) - a.rows0, end - a.rows0);
@@ -72,7 +73,7 @@ void gemv_silu_gate(CpuBackend& cpu, const MlxGemvSiluGateArgs& a) {
   const simd::MlxRows w = rows_of<Bits, E>(a.w, a.cols, a.group_size);
   const float* residual = a.residual.is_null() ? nullptr : host_ptr<const float>(a.residual);
   float* y = host_ptr<float>(a.y);
-  cpu.pool().parallel_for(a.rows, row_grain<Bits>(a.cols), [&](size_t begin, size_t end) {
+  cpu.pool().parallel_for(a.rows, row_grain<Bits>(cpu.pool(), a.cols, a.rows), [&](size_t begin, size_t end) {
     simd::mlx_gemv_rows(w, x.coded, x.sums, residual, y, begin, end);
   });
 }
