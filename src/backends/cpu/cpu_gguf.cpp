@@ -13,9 +13,8 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/cpu_gguf.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/cache_control.h"
 #include "hwy/highway.h"
-#include "cpu/nibbles-inl.h"
+#include "cpu/gguf_blocks-inl.h"
 
 #include <algorithm>
 #include <cstring>
@@ -27,80 +26,9 @@
 #include "qwen35/dense_weights.h"
 #include "qwen35/gguf_quants.h"
 
-#ifndef QWEN35_CPU_GGUF_ONCE
-#define QWEN35_CPU_GGUF_ONCE
-namespace qwen35::gguf_cpu {
-
-// The rows of one matrix for one launch: row r starts at w + r * row_bytes.
-// x_sums[i] is the sum of x[32 i, 32 i + 32) (Q4_K and Q5_K only).
-struct Rows {
-  const std::byte* w;
-  size_t row_bytes, cols;
-  const float* x;
-  const float* x_sums;
-};
-
-}  // namespace qwen35::gguf_cpu
-#endif
-
 HWY_BEFORE_NAMESPACE();
 namespace qwen35::gguf_cpu::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
-
-// At most 16 lanes: every loop below walks 16 or 32 codes at a time.
-using DF = hn::CappedTag<float, 16>;
-using DU = hn::Rebind<uint32_t, DF>;
-using DI = hn::Rebind<int32_t, DF>;
-using DU8 = hn::Rebind<uint8_t, DF>;
-using DI8 = hn::Rebind<int8_t, DF>;
-
-HWY_INLINE hn::Vec<DU> bytes_at(const uint8_t* p) { return hn::PromoteTo(DU(), hn::LoadU(DU8(), p)); }
-HWY_INLINE hn::Vec<DF> to_float(hn::Vec<DU> codes) { return hn::ConvertTo(DF(), hn::BitCast(DI(), codes)); }
-
-using cpu::HWY_NAMESPACE::nibble_table;
-using cpu::HWY_NAMESPACE::nibble_values;
-
-// Up to four fp16 values as floats in one vector conversion (F16C where the
-// target has it). The scalar conversion, with its rare-case call, made the
-// compiler keep the kernels' accumulators on the stack around it.
-HWY_INLINE void halves_to_floats(const uint16_t (&bits)[4], float* out) {
-  const hn::CappedTag<float, 4> d4;
-  const hn::Rebind<hwy::float16_t, decltype(d4)> dh4;
-  const auto* halves = reinterpret_cast<const hwy::float16_t*>(bits);
-  for (size_t k = 0; k < 4; k += hn::Lanes(d4)) {  // one step, except on targets of fewer lanes (scalar)
-    hn::StoreU(hn::PromoteTo(d4, hn::LoadU(dh4, halves + k)), d4, out + k);
-  }
-}
-
-// The block scales d of block i of the R (<= 4) rows, in memory at out. The
-// compiler is kept from carrying them over in registers: then it extracts
-// each row's scale with a shuffle and a broadcast, two operations on the port
-// the widening also needs, where a broadcast from memory costs only a load
-// (Q8_0's gemv: 24.4 -> 25.9 GB/s cached).
-template <size_t R, typename Block>
-HWY_INLINE void block_scales(const Block* const* b, size_t i, float* out) {
-  static_assert(R <= 4);
-  HWY_ALIGN uint16_t bits[4] = {0, 0, 0, 0};
-  for (size_t r = 0; r < R; ++r) bits[r] = b[r][i].d;
-  halves_to_floats(bits, out);
-#if defined(__GNUC__) || defined(__clang__)
-  asm volatile("" : : "r"(out) : "memory");  // an opaque use of memory: the floats are read back from it
-#endif
-}
-
-// Each block also prefetches the same block of the next row of its band (see
-// rows_t), as the dense gemv does: the DRAM-bound Q8_0 gemv read at 11 GB/s
-// without prefetching, against 26 GB/s with its matrix in cache. The address
-// may lie past the matrix (the last rows): a prefetch never faults.
-template <size_t R, typename Block>
-HWY_INLINE void prefetch_next_rows(const Block* const* b, size_t blocks, size_t i) {
-  for (size_t r = 0; r < R; ++r) {
-    const uintptr_t next = reinterpret_cast<uintptr_t>(b[r] + i) + blocks * sizeof(Block);
-    for (size_t offset = 0; offset < sizeof(Block); offset += 64) {
-      hwy::Prefetch(reinterpret_cast<const char*>(next + offset));
-    }
-  }
-}
 
 // Each kernel walks R rows side by side, so that every load of x serves R
 // rows and R independent accumulator chains are in flight; out[r] = row r . x.
@@ -154,71 +82,6 @@ void rows_q4_0(const GgufBlockQ4_0* const* b, const float* x, size_t blocks, flo
   for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, total[r]));
 }
 
-// The 12 packed bytes of Q4_K/Q5_K as 8 scales then 8 mins (gguf_scale_min_k4
-// for j = 0..7, done on four words at once as llama.cpp's kernels do).
-HWY_INLINE void unpack_k4_scales(const uint8_t* packed, uint8_t* out) {
-  constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
-  uint32_t u[4];
-  std::memcpy(u, packed, 12);
-  u[3] = ((u[2] >> 4) & kLow4) | (((u[1] >> 6) & kLow2) << 4);  // mins 4..7
-  const uint32_t mins_low = u[1] & kLow6;                         // mins 0..3
-  u[1] = (u[2] & kLow4) | (((u[0] >> 6) & kLow2) << 4);          // scales 4..7
-  u[2] = mins_low;
-  u[0] &= kLow6;                                                  // scales 0..3
-  std::memcpy(out, u, 16);
-}
-
-#if HWY_TARGET != HWY_SCALAR
-// The same 16 bytes from the 12 packed ones on one 128-bit vector: each output
-// byte gathers its low-bits and its high-bits source byte, then masks and
-// shifts, with no round trip through memory. Reads 16 bytes at `packed` (the
-// codes follow the scales in every K-quant block).
-HWY_INLINE void unpack_k4_scales_simd(const uint8_t* packed, uint8_t* out) {
-  const hn::Full128<uint8_t> d;
-  HWY_ALIGN static constexpr uint8_t kLowSource[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11};
-  HWY_ALIGN static constexpr uint8_t kHighSource[16] = {0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7};
-  HWY_ALIGN static constexpr uint8_t kLowMask[16] = {63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 15, 15, 15, 15};
-  HWY_ALIGN static constexpr uint8_t kHighMask[16] = {0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30,
-                                                      0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30};
-  const auto v = hn::LoadU(d, packed);
-  const auto low = hn::TableLookupBytes(v, hn::Load(d, kLowSource));
-  const auto high = hn::TableLookupBytes(v, hn::Load(d, kHighSource));
-  // mins 4..7 take the upper nibble of their low-bits source, the others its low bits.
-  const auto low_bits = hn::And(hn::IfThenElse(hn::FirstN(d, 12), low, hn::ShiftRight<4>(low)), hn::Load(d, kLowMask));
-  hn::StoreU(hn::Or(low_bits, hn::And(hn::ShiftRight<2>(high), hn::Load(d, kHighMask))), d, out);
-}
-#endif
-
-// Up to eight lanes for the sums of the eight min terms.
-using D8F = hn::CappedTag<float, 8>;
-
-// Q4_K: per row, the sum over sub-blocks s of
-// (d sc_s) (q_s . x_s) - (dmin m_s) sum(x_s).
-// One Q4_K/Q5_K block: scale[0..7] = d * sc and scale[8..15] = dmin * m (one
-// vector of 16 on AVX-512), and the min term (dmin * m) . x_sums added to `mins`.
-template <typename Block>
-HWY_INLINE hn::Vec<D8F> k4_scales_and_mins(const Block& block, const float* x_sums, float* scale, hn::Vec<D8F> mins) {
-  const DF df;
-  const D8F d8;
-  HWY_ALIGN uint8_t sc_min[16];
-#if HWY_TARGET != HWY_SCALAR
-  unpack_k4_scales_simd(block.scales, sc_min);
-#else
-  unpack_k4_scales(block.scales, sc_min);
-#endif
-  HWY_ALIGN float d_dmin[4];
-  halves_to_floats({block.d, block.dmin, 0, 0}, d_dmin);
-  const auto vd = hn::Set(df, d_dmin[0]), vdmin = hn::Set(df, d_dmin[1]);
-  for (size_t k = 0; k < 16; k += hn::Lanes(df)) {
-    const auto factor = hn::IfThenElse(hn::FirstN(df, k < 8 ? 8 - k : 0), vd, vdmin);
-    hn::StoreU(hn::Mul(factor, to_float(bytes_at(sc_min + k))), df, scale + k);
-  }
-  for (size_t j = 0; j < 8; j += hn::Lanes(d8)) {
-    mins = hn::MulAdd(hn::LoadU(d8, scale + 8 + j), hn::LoadU(d8, x_sums + j), mins);
-  }
-  return mins;
-}
-
 template <size_t R>
 void rows_q4_k(const GgufBlockQ4K* const* b, const float* x, const float* x_sums, size_t blocks, float* out) {
   const DF df;
@@ -261,28 +124,6 @@ void rows_q4_k(const GgufBlockQ4K* const* b, const float* x, const float* x_sums
   }
 }
 
-// Q5_K's fifth bit of element 64c + 32 * upper + l is bit 2c + upper of qh[l];
-// moved to bit 4 with compile-time shifts.
-template <int kBit>
-HWY_INLINE hn::Vec<hn::CappedTag<uint8_t, 32>> bit_to_16(hn::Vec<hn::CappedTag<uint8_t, 32>> v) {
-  const hn::CappedTag<uint8_t, 32> d8;
-  if constexpr (kBit < 4) return hn::And(hn::ShiftLeft<4 - kBit>(v), hn::Set(d8, 0x10));
-  if constexpr (kBit == 4) return hn::And(v, hn::Set(d8, 0x10));
-  if constexpr (kBit > 4) return hn::And(hn::ShiftRight<kBit - 4>(v), hn::Set(d8, 0x10));
-}
-
-template <int kChunk>
-HWY_INLINE void decode_q5_k_chunk(const GgufBlockQ5K& b, uint8_t* q) {
-  const hn::CappedTag<uint8_t, 32> d8;
-  const auto low4 = hn::Set(d8, 0x0F);
-  for (size_t l = 0; l < 32; l += hn::Lanes(d8)) {
-    const auto codes = hn::LoadU(d8, b.qs + 32 * kChunk + l);
-    const auto high = hn::LoadU(d8, b.qh + l);
-    hn::StoreU(hn::Or(hn::And(codes, low4), bit_to_16<2 * kChunk>(high)), d8, q + 64 * kChunk + l);
-    hn::StoreU(hn::Or(hn::ShiftRight<4>(codes), bit_to_16<2 * kChunk + 1>(high)), d8, q + 64 * kChunk + 32 + l);
-  }
-}
-
 // Q5_K in two steps per block: the 256 five-bit codes assembled on whole byte
 // vectors, then the Q4_K-style product with sub-block scales and mins.
 template <size_t R>
@@ -322,31 +163,6 @@ void rows_q5_k(const GgufBlockQ5K* const* b, const float* x, const float* x_sums
   }
 }
 
-// Q6_K in two steps per block: the 256 codes assembled on whole byte vectors
-// (16 or 32 at a time) into q - 32 as int8, then an int8 dot product as for
-// Q8_0, one accumulator per 16-element group scaled by d * scales[g].
-HWY_INLINE void decode_q6_k(const GgufBlockQ6K& b, int8_t* q) {
-  const hn::CappedTag<uint8_t, 32> d8;
-  const size_t n8 = hn::Lanes(d8);
-  const auto low4 = hn::Set(d8, 0x0F), bits45 = hn::Set(d8, 0x30), offset = hn::Set(d8, 32);
-  auto* out = reinterpret_cast<uint8_t*>(q);
-  for (size_t h = 0; h < 2; ++h) {
-    for (size_t l = 0; l < 32; l += n8) {
-      const auto low_a = hn::LoadU(d8, b.ql + 64 * h + l);
-      const auto low_b = hn::LoadU(d8, b.ql + 64 * h + 32 + l);
-      const auto high = hn::LoadU(d8, b.qh + 32 * h + l);
-      // Element 128h + 32k + l: high bits 2k, 2k + 1 of qh moved to bits 4, 5.
-      hn::StoreU(hn::Sub(hn::Or(hn::And(low_a, low4), hn::And(hn::ShiftLeft<4>(high), bits45)), offset), d8,
-                 out + 128 * h + l);
-      hn::StoreU(hn::Sub(hn::Or(hn::And(low_b, low4), hn::And(hn::ShiftLeft<2>(high), bits45)), offset), d8,
-                 out + 128 * h + 32 + l);
-      hn::StoreU(hn::Sub(hn::Or(hn::ShiftRight<4>(low_a), hn::And(high, bits45)), offset), d8, out + 128 * h + 64 + l);
-      hn::StoreU(hn::Sub(hn::Or(hn::ShiftRight<4>(low_b), hn::And(hn::ShiftRight<2>(high), bits45)), offset), d8,
-                 out + 128 * h + 96 + l);
-    }
-  }
-}
-
 template <size_t R>
 void rows_q6_k(const GgufBlockQ6K* const* b, const float* x, size_t blocks, float* out) {
   const DF df;
@@ -360,7 +176,7 @@ void rows_q6_k(const GgufBlockQ6K* const* b, const float* x, size_t blocks, floa
     HWY_ALIGN float d[4];
     block_scales<R>(b, i, d);
     for (size_t r = 0; r < R; ++r) {
-      decode_q6_k(b[r][i], q[r]);
+      decode_q6_k<32>(b[r][i], reinterpret_cast<uint8_t*>(q[r]));
       for (size_t g = 0; g < 16; g += n) {
         const auto scales = hn::PromoteTo(DI(), hn::LoadU(DI8(), b[r][i].scales + g));
         hn::StoreU(hn::Mul(hn::Set(df, d[r]), hn::ConvertTo(df, scales)), df, scale[r] + g);
@@ -379,16 +195,6 @@ void rows_q6_k(const GgufBlockQ6K* const* b, const float* x, size_t blocks, floa
     }
   }
   for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, total[r]));
-}
-
-// y[r] = base[r] + row r . x for r in [r0, r1), the rows as R bands (row_bands.h).
-template <typename Block, size_t R, typename Kernel>
-void rows_t(const Rows& m, const float* base, float* y, size_t r0, size_t r1, Kernel kernel) {
-  cpu::for_row_bands<R>(r0, r1, base, y, [&](auto rows_n, const size_t* index, float* out) {
-    const Block* rows[decltype(rows_n)::value];
-    for (size_t k = 0; k < rows_n; ++k) rows[k] = reinterpret_cast<const Block*>(m.w + index[k] * m.row_bytes);
-    kernel(rows_n, rows, out);
-  });
 }
 
 void RowsQ8_0(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
