@@ -142,7 +142,8 @@ void run_bench(BenchOptions options) {
                         {"context", options.context}, {"tokens", options.tokens}, {"repeats", options.repeats},
                         {"tok_per_s", tps}, {"bytes_per_token", bytes_per_token},
                         {"achieved_gbps", achieved_gbps}, {"read_gbps", best_read_gbps},
-                        {"read_pattern", best_pattern}, {"roofline_fraction", fraction}};
+                        {"read_pattern", best_pattern}, {"roofline_fraction", fraction},
+                        {"int8_activations", options.model.int8_activations}};
     if (options.profile) {
       nlohmann::json families;
       for (const auto& [name, seconds] : family_seconds) families[name] = seconds / options.tokens;
@@ -153,8 +154,9 @@ void run_bench(BenchOptions options) {
     return;
   }
   for (const auto& p : patterns) fmt::print("read bandwidth probe  {:>36}: {:7.2f} GB/s\n", p.pattern.name(), p.gbps);
-  fmt::print("decode                {} on {}, weights {}, kv {}, context {}\n", loaded.description, gpu.name(),
-             loaded.model->weight_format(), options.model.kv_dtype, options.context);
+  fmt::print("decode                {} on {}, weights {}{}, kv {}, context {}\n", loaded.description, gpu.name(),
+             loaded.model->weight_format(), options.model.int8_activations ? " (int8 activations)" : "",
+             options.model.kv_dtype, options.context);
   fmt::print("tok/s                 {:.2f} (median of {} x {} tokens: {:.2f})\n", tps, options.repeats, options.tokens,
              fmt::join(tok_per_s, ", "));
   fmt::print("bytes per token       {:.1f} MB (weights {:.1f} MB + KV and recurrent state {:.1f} MB)\n",

@@ -16,54 +16,54 @@
 namespace qwen35 {
 namespace {
 
-GpuBackend& cpu() {
+// The CPU backend; with int8, the one whose GGUF gemvs take x in 8 bits.
+GpuBackend& cpu(bool int8 = false) {
   static std::unique_ptr<GpuBackend> backend = create_backend("cpu");
-  return *backend;
+  static std::unique_ptr<GpuBackend> int8_backend = create_backend("cpu", BackendOptions{.int8_activations = true});
+  return int8 ? *int8_backend : *backend;
 }
 
-DeviceBuffer filled(size_t bytes, uint8_t value) {
-  DeviceBuffer b(cpu(), bytes);
-  cpu().fill(b.ptr(), value, bytes, cpu().default_stream());
+DeviceBuffer filled(size_t bytes, uint8_t value, GpuBackend& gpu = cpu()) {
+  DeviceBuffer b(gpu, bytes);
+  gpu.fill(b.ptr(), value, bytes, gpu.default_stream());
   return b;
 }
 
-// Args: rows, cols, dtype (0 f32, 1 bf16, 2 f16, 3 Q8_0, 4 Q4_K, 5 Q6_K), cached.
+// Args: rows, cols, dtype (0 f32, 1 bf16, 2 f16, 3 Q8_0, 4 Q4_K, 5 Q6_K, 6 Q4_0,
+// 7 Q5_K), cached, int8 (GGUF types: x quantized to 8 bits, integer dot products).
 // With cached 0, several matrices in rotation so the working set (~1 GB) is far
 // beyond the caches, as in decode; with cached 1, one matrix read again and again
 // from the caches: the kernel's arithmetic ceiling, which tells a compute-bound
 // format from a memory-bound one. Every byte 0x3c: finite weights in every format.
 void BM_Gemv(benchmark::State& state) {
   const auto rows = static_cast<uint32_t>(state.range(0)), cols = static_cast<uint32_t>(state.range(1));
-  constexpr DType kTypes[] = {DType::kF32, DType::kBF16, DType::kF16, DType::kQ8_0, DType::kQ4_K, DType::kQ6_K};
+  constexpr DType kTypes[] = {DType::kF32,  DType::kBF16, DType::kF16,  DType::kQ8_0,
+                              DType::kQ4_K, DType::kQ6_K, DType::kQ4_0, DType::kQ5_K};
   const DType type = kTypes[state.range(2)];
+  GpuBackend& gpu = cpu(state.range(4) != 0);
   const size_t matrix_bytes = size_t{rows} * dtype_bytes(type, cols);
   const size_t copies = state.range(3) ? 1 : std::max<size_t>(1, (size_t{1} << 30) / matrix_bytes);
   std::vector<DeviceBuffer> w;
-  for (size_t i = 0; i < copies; ++i) w.push_back(filled(matrix_bytes, 0x3c));
-  DeviceBuffer x = filled(cols * 4, 0x3c), y(cpu(), rows * 4);
-  const auto kernel = resolve_kernel<GemvArgs>(cpu(), "gemv_" + dtype_lower_name(type));
+  for (size_t i = 0; i < copies; ++i) w.push_back(filled(matrix_bytes, 0x3c, gpu));
+  DeviceBuffer x = filled(cols * 4, 0x3c, gpu), y(gpu, rows * 4);
+  const auto kernel = resolve_kernel<GemvArgs>(gpu, "gemv_" + dtype_lower_name(type));
   size_t i = 0;
   for (auto _ : state) {
-    launch(cpu(), kernel, GemvArgs{.w = w[i++ % copies].ptr(), .x = x.ptr(), .y = y.ptr(), .rows = rows, .cols = cols},
-           cpu().default_stream());
+    launch(gpu, kernel, GemvArgs{.w = w[i++ % copies].ptr(), .x = x.ptr(), .y = y.ptr(), .rows = rows, .cols = cols},
+           gpu.default_stream());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes));
-  state.SetLabel(std::string(dtype_name(type)));
+  state.SetLabel(std::string(dtype_name(type)) + (state.range(4) ? " int8 x" : ""));
 }
 BENCHMARK(BM_Gemv)
-    ->ArgNames({"rows", "cols", "dtype", "cached"})
-    ->Args({3584, 1024, 1, 0})
-    ->Args({1024, 3584, 1, 0})
-    ->Args({6144, 1024, 1, 0})
-    ->Args({3584, 1024, 0, 0})
-    ->Args({3584, 1024, 2, 0})
-    ->Args({3584, 1024, 3, 0})
-    ->Args({3584, 1024, 4, 0})
-    ->Args({3584, 1024, 5, 0})
-    ->Args({3584, 1024, 1, 1})
-    ->Args({3584, 1024, 3, 1})
-    ->Args({3584, 1024, 4, 1})
-    ->Args({3584, 1024, 5, 1})
+    ->ArgNames({"rows", "cols", "dtype", "cached", "int8"})
+    ->Args({3584, 1024, 1, 0, 0})
+    ->Args({1024, 3584, 1, 0, 0})
+    ->Args({6144, 1024, 1, 0, 0})
+    ->Args({3584, 1024, 0, 0, 0})
+    ->Args({3584, 1024, 2, 0, 0})
+    ->ArgsProduct({{3584}, {1024}, {3, 4, 5, 6, 7}, {0, 1}, {0, 1}})
+    ->Args({3584, 1024, 1, 1, 0})
     ->UseRealTime();
 
 // Decode attention of the 0.8B shape (8 query heads, 2 KV heads of 256) over

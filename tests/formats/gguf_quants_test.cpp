@@ -102,23 +102,6 @@ TEST(GgufQuants, QuantizersRoundTrip) {
   EXPECT_THROW(gguf_quantize_row(DType::kQ4_K, nullptr, nullptr, 100), Error);
 }
 
-struct Device {
-  GpuBackend& gpu;
-  std::vector<DeviceBuffer> buffers;
-  DevicePtr put(const std::vector<float>& v) {
-    buffers.emplace_back(gpu, v.size() * sizeof(float));
-    gpu.upload(buffers.back().ptr(), v.data(), v.size() * sizeof(float), gpu.default_stream());
-    return buffers.back().ptr();
-  }
-  std::vector<float> get(DevicePtr p, size_t n) {
-    std::vector<float> out(n);
-    gpu.synchronize(gpu.default_stream());
-    gpu.download(out.data(), p, n * sizeof(float), gpu.default_stream());
-    gpu.synchronize(gpu.default_stream());
-    return out;
-  }
-};
-
 // W x in double with W dequantized by the specification; `scale` gets sum |w x| (for tolerances).
 std::vector<double> reference_gemv(DType type, const std::vector<std::byte>& w, uint32_t rows, uint32_t cols,
                                    const std::vector<float>& x, std::vector<double>& scale) {

@@ -1,16 +1,36 @@
-// Test helpers for GGUF: random ggml blocks with finite scales. (The golden ->
-// GGUF converter the tests use is the library's, formats/gguf_converter.h.)
+// Test helpers for GGUF: random ggml blocks with finite scales, and float
+// vectors to and from a backend. (The golden -> GGUF converter the tests use
+// is the library's, formats/gguf_converter.h.)
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "qwen35/backend.h"
 #include "qwen35/dtype.h"
 
 namespace qwen35::testing {
 
 // `blocks` random blocks of `type` with random codes and finite fp16 scales.
 std::vector<std::byte> random_blocks(DType type, size_t blocks, uint32_t seed);
+
+// Float buffers on a backend, kept until it goes out of scope.
+struct Device {
+  GpuBackend& gpu;
+  std::vector<DeviceBuffer> buffers;
+  DevicePtr put(const std::vector<float>& v) {
+    buffers.emplace_back(gpu, v.size() * sizeof(float));
+    gpu.upload(buffers.back().ptr(), v.data(), v.size() * sizeof(float), gpu.default_stream());
+    return buffers.back().ptr();
+  }
+  std::vector<float> get(DevicePtr p, size_t n) {
+    std::vector<float> out(n);
+    gpu.synchronize(gpu.default_stream());
+    gpu.download(out.data(), p, n * sizeof(float), gpu.default_stream());
+    gpu.synchronize(gpu.default_stream());
+    return out;
+  }
+};
 
 }  // namespace qwen35::testing

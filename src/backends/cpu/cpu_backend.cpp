@@ -5,7 +5,8 @@
 
 namespace qwen35 {
 
-CpuBackend::CpuBackend(const BackendOptions& options) : pool_(options.threads) {
+CpuBackend::CpuBackend(const BackendOptions& options)
+    : pool_(options.threads), int8_activations_(options.int8_activations) {
   register_cpu_gemv_kernels(*this);
   register_cpu_norm_kernels(*this);
   register_cpu_attention_kernels(*this);
@@ -15,7 +16,7 @@ CpuBackend::CpuBackend(const BackendOptions& options) : pool_(options.threads) {
 }
 
 std::string CpuBackend::device_description() const {
-  return fmt::format("CPU, {} threads", pool_.size());
+  return fmt::format("CPU, {} threads{}", pool_.size(), int8_activations_ ? ", int8 activations for GGUF weights" : "");
 }
 
 float* CpuBackend::launch_scratch(size_t count) {

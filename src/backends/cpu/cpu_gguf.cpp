@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_math.h"
@@ -240,6 +241,7 @@ namespace {
 
 // y[r] = base[r] + W[r, :] . m.x for r in [r0, r1), by the target's kernel for `type`.
 void run_rows(DType type, const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  if (m.int8) return run_int8_rows(type, m, base, y, r0, r1);
   switch (type) {
     case DType::kQ8_0: return HWY_DYNAMIC_DISPATCH(RowsQ8_0)(m, base, y, r0, r1);
     case DType::kQ4_0: return HWY_DYNAMIC_DISPATCH(RowsQ4_0)(m, base, y, r0, r1);
@@ -255,35 +257,52 @@ size_t row_grain(CpuBackend& cpu, DType type, uint32_t cols, size_t rows) {
   return cpu::gemv_row_grain(dtype_bytes(type, cols), rows, cpu.pool().size());
 }
 
-// x's sums per 32 elements, in `sums` (cols / 32 floats), when the type uses them.
-const float* prepare_sums(DType type, const float* x, uint32_t cols, float* sums) {
-  if (!needs_sums(type)) return nullptr;
-  for (uint32_t g = 0; g < cols / 32; ++g) {
-    float s = 0;
-    for (uint32_t k = 0; k < 32; ++k) s += x[32 * g + k];
-    sums[g] = s;
-  }
-  return sums;
-}
+// What a launch computes from x once for all its rows: x in 8 bits when the
+// backend runs integer kernels, else the sums of x per 32 where the type uses them.
+class PreparedX {
+ public:
+  static size_t floats(bool int8, uint32_t cols) { return int8 ? cpu::int8_activation_floats(cols) : cols / 32; }
 
-Rows rows_of(DType type, DevicePtr w, uint32_t cols, const float* x, const float* sums) {
-  return Rows{.w = host_ptr<const std::byte>(w), .row_bytes = dtype_bytes(type, cols), .cols = cols, .x = x,
-              .x_sums = sums};
-}
+  PreparedX(DType type, bool int8, const float* x, uint32_t cols, float* scratch) : x_(x) {
+    if (int8) {
+      int8_ = cpu::quantize_activations(x, cols, scratch);
+    } else if (needs_sums(type)) {
+      for (uint32_t g = 0; g < cols / 32; ++g) {
+        float s = 0;
+        for (uint32_t k = 0; k < 32; ++k) s += x[32 * g + k];
+        scratch[g] = s;
+      }
+      sums_ = scratch;
+    }
+  }
+
+  Rows rows(DType type, DevicePtr w, uint32_t cols) const {
+    return Rows{.w = host_ptr<const std::byte>(w), .row_bytes = dtype_bytes(type, cols), .cols = cols, .x = x_,
+                .x_sums = sums_, .int8 = int8_ ? &*int8_ : nullptr};
+  }
+
+ private:
+  const float* x_;
+  const float* sums_ = nullptr;
+  std::optional<cpu::Int8Activations> int8_;
+};
 
 void gemv(CpuBackend& cpu, DType type, const GemvArgs& a) {
-  const float* x = host_ptr<const float>(a.x);
-  const Rows m = rows_of(type, a.w, a.cols, x, prepare_sums(type, x, a.cols, cpu.launch_scratch(a.cols / 32)));
+  const bool int8 = cpu.int8_activations();
+  float* scratch = cpu.launch_scratch(PreparedX::floats(int8, a.cols));
+  const PreparedX x(type, int8, host_ptr<const float>(a.x), a.cols, scratch);
+  const Rows m = x.rows(type, a.w, a.cols);
   float* y = host_ptr<float>(a.y);
   cpu.pool().parallel_for(a.rows, row_grain(cpu, type, a.cols, a.rows),
                           [&](size_t begin, size_t end) { run_rows(type, m, nullptr, y, begin, end); });
 }
 
 void gemv_pair(CpuBackend& cpu, DType type, const GemvPairArgs& a) {
-  const float* x = host_ptr<const float>(a.x);
-  const float* sums = prepare_sums(type, x, a.cols, cpu.launch_scratch(a.cols / 32));
-  const Rows m0 = rows_of(type, a.w0, a.cols, x, sums);
-  const Rows m1 = rows_of(type, a.w1, a.cols, x, sums);
+  const bool int8 = cpu.int8_activations();
+  float* scratch = cpu.launch_scratch(PreparedX::floats(int8, a.cols));
+  const PreparedX x(type, int8, host_ptr<const float>(a.x), a.cols, scratch);
+  const Rows m0 = x.rows(type, a.w0, a.cols);
+  const Rows m1 = x.rows(type, a.w1, a.cols);
   float* y0 = host_ptr<float>(a.y0);
   float* y1 = host_ptr<float>(a.y1);
   // One index space over both matrices, so both are split across all threads.
@@ -295,9 +314,11 @@ void gemv_pair(CpuBackend& cpu, DType type, const GemvPairArgs& a) {
 }
 
 void gemv_silu_gate(CpuBackend& cpu, DType type, const GemvSiluGateArgs& a) {
-  float* act = cpu.launch_scratch(size_t{a.cols} + a.cols / 32);
+  const bool int8 = cpu.int8_activations();
+  float* act = cpu.launch_scratch(size_t{a.cols} + PreparedX::floats(int8, a.cols));
   simd::silu_mul(host_ptr<const float>(a.gate), host_ptr<const float>(a.up), act, a.cols);
-  const Rows m = rows_of(type, a.w, a.cols, act, prepare_sums(type, act, a.cols, act + a.cols));
+  const PreparedX x(type, int8, act, a.cols, act + a.cols);
+  const Rows m = x.rows(type, a.w, a.cols);
   const float* residual = a.residual.is_null() ? nullptr : host_ptr<const float>(a.residual);
   float* y = host_ptr<float>(a.y);
   cpu.pool().parallel_for(a.rows, row_grain(cpu, type, a.cols, a.rows),

@@ -1,0 +1,457 @@
+// GGUF block weights against x in 8 bits (cpu/int8_activations.h): the codes
+// stay integers and meet x's codes in integer dot products, four byte
+// products summed into each int32 lane; only each sub-block's sum is turned
+// into a float and scaled by its weight factor times x's block scale. Rows
+// walk four at a time from four bands, as in the float kernels (cpu_gguf.cpp),
+// whose block helpers they share (gguf_blocks-inl.h).
+//
+// The dot product per target: AVX-512 VNNI's vpdpbusd (Highway's AVX3_DL
+// target, compiled for this file only), AVX2's vpmaddubsw + vpmaddwd, and
+// elsewhere bytes widened by shifts within each int32 lane; the scalar target
+// runs the scalar twin.
+#ifndef HWY_WANT_AVX3_DL
+#define HWY_WANT_AVX3_DL 1  // Ice Lake and later: the VNNI instructions
+#endif
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu/cpu_gguf_int8.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "cpu/gguf_blocks-inl.h"
+
+#include <type_traits>
+
+#include "cpu/gguf_rows.h"
+#include "cpu/int8_activations.h"
+#include "qwen35/gguf_quants.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace qwen35::gguf_cpu::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+
+// Bytes, up to 32 per vector, and the int32 and float vectors of their quarters.
+using DB = hn::CappedTag<uint8_t, 32>;
+using DSB = hn::Repartition<int8_t, DB>;
+using DQ = hn::Repartition<int32_t, DB>;
+using DQF = hn::Repartition<float, DB>;
+
+#if HWY_TARGET != HWY_AVX3_DL && HWY_TARGET != HWY_AVX2 && HWY_TARGET != HWY_AVX3
+// Byte kByte of each int32 lane, sign-extended.
+template <int kByte, class V>
+HWY_INLINE V byte_of(V v) {
+  return hn::ShiftRight<24>(hn::ShiftLeft<24 - 8 * kByte>(v));
+}
+#endif
+
+// Lane k of acc plus sum_{j < 4} u[4k + j] * s[4k + j], for codes u in
+// [0, 127] and s signed (|s| <= 127). Any width of vector.
+template <class VQ, class VB, class VS>
+HWY_INLINE VQ dot4(VQ acc, VB u, VS s) {
+#if HWY_TARGET == HWY_AVX3_DL
+  // EVEX-encoded: the VEX form belongs to AVX-VNNI, which not every CPU with
+  // AVX512-VNNI has (Ice Lake has not).
+  asm("%{evex%} vpdpbusd %2, %1, %0" : "+v"(acc.raw) : "v"(u.raw), "v"(s.raw));
+  return acc;
+#elif HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
+  // u <= 127 keeps each pair's sum of products inside int16 (vpmaddubsw saturates).
+  if constexpr (sizeof(u.raw) == 64) {
+    return hn::Add(acc, VQ{_mm512_madd_epi16(_mm512_maddubs_epi16(u.raw, s.raw), _mm512_set1_epi16(1))});
+  } else if constexpr (sizeof(u.raw) == 32) {
+    return hn::Add(acc, VQ{_mm256_madd_epi16(_mm256_maddubs_epi16(u.raw, s.raw), _mm256_set1_epi16(1))});
+  } else {
+    return hn::Add(acc, VQ{_mm_madd_epi16(_mm_maddubs_epi16(u.raw, s.raw), _mm_set1_epi16(1))});
+  }
+#else
+  // Both operands read as signed bytes: exact for codes below 128, and for
+  // signed weights as they are (dot4_signed).
+  const hn::DFromV<VQ> dq;
+  const VQ uq = hn::BitCast(dq, u), sq = hn::BitCast(dq, s);
+  acc = hn::Add(acc, hn::Mul(byte_of<0>(uq), byte_of<0>(sq)));
+  acc = hn::Add(acc, hn::Mul(byte_of<1>(uq), byte_of<1>(sq)));
+  acc = hn::Add(acc, hn::Mul(byte_of<2>(uq), byte_of<2>(sq)));
+  return hn::Add(acc, hn::Mul(byte_of<3>(uq), byte_of<3>(sq)));
+#endif
+}
+
+// As dot4 for signed weights w (Q8_0).
+template <class VQ, class VS>
+HWY_INLINE VQ dot4_signed(VQ acc, VS w, VS s) {
+#if HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
+  // |w| times s with w's sign, for the unsigned-by-signed instructions (|w| <=
+  // 128 and |s| <= 127 still keep vpmaddubsw's pair sums inside int16).
+  static_assert(sizeof(w.raw) == 32);
+  const hn::Vec<DB> magnitude{_mm256_abs_epi8(w.raw)};
+  return dot4(acc, magnitude, VS{_mm256_sign_epi8(s.raw, w.raw)});
+#else
+  return dot4(acc, w, s);
+#endif
+}
+
+template <size_t R>
+void int8_q8_0(const GgufBlockQ8_0* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
+  const DSB ds;
+  const DQ dq;
+  const DQF df;
+  const size_t n = hn::Lanes(ds);
+  hn::Vec<DQF> total[R];
+  for (size_t r = 0; r < R; ++r) total[r] = hn::Zero(df);
+  for (size_t i = 0; i < blocks; ++i) {
+    prefetch_next_rows<R>(b, blocks, i);
+    hn::Vec<DQ> acc[R];
+    for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(dq);
+    for (size_t k = 0; k < 32; k += n) {
+      const auto xv = hn::LoadU(ds, x.q + 32 * i + k);
+      for (size_t r = 0; r < R; ++r) acc[r] = dot4_signed(acc[r], hn::LoadU(ds, b[r][i].qs + k), xv);
+    }
+    HWY_ALIGN float d[4];
+    block_scales<R>(b, i, d);
+    for (size_t r = 0; r < R; ++r) {
+      total[r] = hn::MulAdd(hn::ConvertTo(df, acc[r]), hn::Set(df, d[r] * x.scale[i]), total[r]);
+    }
+  }
+  for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, total[r]));
+}
+
+// Q4_0 16 bytes at a time: a block's low nibbles meet x[0, 16), its high ones
+// x[16, 32). The offset -8 is applied once per block through x's code sums.
+template <size_t R>
+void int8_q4_0(const GgufBlockQ4_0* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
+  const hn::CappedTag<uint8_t, 16> d16;
+  const hn::Repartition<int8_t, decltype(d16)> ds16;
+  const hn::Repartition<int32_t, decltype(d16)> dq4;
+  const hn::Repartition<float, decltype(d16)> df4;
+  const auto low4 = hn::Set(d16, 0x0F);
+  hn::Vec<decltype(df4)> total[R];
+  float offset[R];
+  for (size_t r = 0; r < R; ++r) {
+    total[r] = hn::Zero(df4);
+    offset[r] = 0;
+  }
+  for (size_t i = 0; i < blocks; ++i) {
+    prefetch_next_rows<R>(b, blocks, i);
+    const auto x_lo = hn::LoadU(ds16, x.q + 32 * i);
+    const auto x_hi = hn::LoadU(ds16, x.q + 32 * i + 16);
+    hn::Vec<decltype(dq4)> acc[R];
+    for (size_t r = 0; r < R; ++r) {
+      const auto codes = hn::LoadU(d16, b[r][i].qs);
+      acc[r] = dot4(dot4(hn::Zero(dq4), hn::And(codes, low4), x_lo), hn::ShiftRight<4>(codes), x_hi);
+    }
+    HWY_ALIGN float d[4];
+    block_scales<R>(b, i, d);
+    const float code_sum = x.code_sums[2 * i] + x.code_sums[2 * i + 1];
+    for (size_t r = 0; r < R; ++r) {
+      const float factor = d[r] * x.scale[i];
+      total[r] = hn::MulAdd(hn::ConvertTo(df4, acc[r]), hn::Set(df4, factor), total[r]);
+      offset[r] += factor * code_sum;
+    }
+  }
+  for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df4, total[r])) - 8 * offset[r];
+}
+
+// Whole vectors of up to 64 bytes: on AVX-512 a 64-element chunk of a
+// K-quant block in one, so each row costs one integer dot, one conversion and
+// one multiply-add per 64 weights.
+using DW = hn::CappedTag<uint8_t, 64>;
+using DWS = hn::Repartition<int8_t, DW>;
+using DWQ = hn::Repartition<int32_t, DW>;
+using DWF = hn::Repartition<float, DW>;
+
+// The codes at bytes [o, o + lanes) of a 64-element chunk of Q4_K whose 32
+// bytes are at qs: low nibbles below o = 32, high ones from there.
+HWY_INLINE hn::Vec<DW> chunk_nibbles(const uint8_t* qs, size_t o) {
+  const DW d;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  // The 32 bytes twice, the upper copy shifted down by four bits (o is 0).
+  (void)o;
+  constexpr int64_t kFour = 0x0004000400040004;
+  const __m512i both = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs)));
+  const __m512i shifts = _mm512_set_epi64(kFour, kFour, kFour, kFour, 0, 0, 0, 0);
+  return hn::And(hn::Vec<DW>{_mm512_srlv_epi16(both, shifts)}, hn::Set(d, 0x0F));
+#else
+  const auto v = hn::LoadU(d, qs + o % 32);
+  return o < 32 ? hn::And(v, hn::Set(d, 0x0F)) : hn::ShiftRight<4>(v);
+#endif
+}
+
+// For the int32 lanes of the vector at byte o of a block, the factors of
+// their sub-blocks of 32: factor[j] for j < 8, also lanes 0..7 of `factors`.
+HWY_INLINE hn::Vec<DWF> sub_block_factors(hn::Vec<DF> factors, const float* factor, size_t o) {
+  const DWF df;
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  (void)factor;
+  HWY_ALIGN static constexpr int32_t kSubBlockOfLane[4][16] = {{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1},
+                                                               {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3},
+                                                               {4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5},
+                                                               {6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7}};
+  return hn::TableLookupLanes(factors, hn::SetTableIndices(df, kSubBlockOfLane[o / 64]));
+#else
+  (void)factors;
+  return hn::Set(df, factor[o / 32]);
+#endif
+}
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// The per-block terms of R (<= 4) rows of Q4_K/Q5_K on AVX-512, each row's
+// scales unpacked in one 128-bit lane of a single vector (so four rows cost
+// what one did), then per row: lanes j < 8 of factors[r] get d sc_j times x's
+// scale of sub-block j, lanes 8 + j the min term dmin m_j sum(x_j), which is
+// added to mins[r] (whose lanes 8..15 count; see k4_result).
+template <size_t R, typename Block>
+HWY_INLINE void k4_block_terms(const Block* const* b, size_t i, const cpu::Int8Activations& x, hn::Vec<DF>* factors,
+                               float (*)[16], hn::Vec<DF>* mins) {
+  static_assert(R <= 4);
+  const auto scales_of = [&](size_t r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(b[r][i].scales)); };
+  __m512i packed = _mm512_castsi128_si512(scales_of(0));
+  if constexpr (R > 1) packed = _mm512_inserti32x4(packed, scales_of(1), 1);
+  if constexpr (R > 2) packed = _mm512_inserti32x4(packed, scales_of(2), 2);
+  if constexpr (R > 3) packed = _mm512_inserti32x4(packed, scales_of(3), 3);
+  // As unpack_k4_scales_simd, in each 128-bit lane: 8 scales, then 8 mins.
+  const __m512i low_source = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+  const __m512i high_source = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7));
+  const __m512i low_mask = _mm512_broadcast_i32x4(_mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 15,
+                                                                15, 15, 15));
+  const __m512i high_mask = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30, 0, 0, 0, 0,
+                                                                 0x30, 0x30, 0x30, 0x30));
+  const __m512i low = _mm512_shuffle_epi8(packed, low_source);
+  const __m512i high = _mm512_shuffle_epi8(packed, high_source);
+  // mins 4..7 (the last four bytes of each lane) take the upper nibble of their low-bits source.
+  const __m512i low_bits = _mm512_mask_blend_epi8(0xF000F000F000F000ull, low, _mm512_srli_epi16(low, 4));
+  const __m512i bytes = _mm512_or_si512(_mm512_and_si512(low_bits, low_mask),
+                                        _mm512_and_si512(_mm512_srli_epi16(high, 2), high_mask));
+  // d and dmin of every row, as floats 2r and 2r + 1.
+  HWY_ALIGN uint32_t halves[4] = {0, 0, 0, 0};
+  for (size_t r = 0; r < R; ++r) std::memcpy(&halves[r], &b[r][i].d, 4);
+  const __m128i halves_vector = _mm_load_si128(reinterpret_cast<const __m128i*>(halves));
+  const __m512 d_dmin = _mm512_castps256_ps512(_mm256_cvtph_ps(halves_vector));
+  // x's side: the 8 sub-blocks' scales, then their float sums.
+  const __m512 x_terms = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(x.scale + 8 * i)),
+                                            _mm256_loadu_ps(x.sums + 8 * i), 1);
+  const auto row_terms = [&](auto r_constant) {
+    constexpr int r = decltype(r_constant)::value;
+    const __m512i d_or_dmin = _mm512_set_epi32(2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r + 1,
+                                               2 * r + 1, 2 * r + 1, 2 * r, 2 * r, 2 * r, 2 * r, 2 * r, 2 * r, 2 * r,
+                                               2 * r);
+    const __m512 codes = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(bytes, r)));
+    const __m512 terms = _mm512_mul_ps(_mm512_mul_ps(_mm512_permutexvar_ps(d_or_dmin, d_dmin), codes), x_terms);
+    factors[r] = hn::Vec<DF>{terms};
+    mins[r] = hn::Add(mins[r], factors[r]);
+  };
+  row_terms(std::integral_constant<int, 0>());
+  if constexpr (R > 1) row_terms(std::integral_constant<int, 1>());
+  if constexpr (R > 2) row_terms(std::integral_constant<int, 2>());
+  if constexpr (R > 3) row_terms(std::integral_constant<int, 3>());
+}
+
+// A row's result: its products less its min terms (lanes 8..15 of mins).
+HWY_INLINE float k4_result(hn::Vec<DF> total, hn::Vec<DF> mins) {
+  const DF df;
+  return hn::GetLane(hn::SumOfLanes(df, hn::Sub(total, hn::IfThenElseZero(hn::Not(hn::FirstN(df, 8)), mins))));
+}
+#else
+// Elsewhere row by row: factor[r][j] = d sc_j times x's scale of sub-block j
+// (also in the lanes of factors[r] where it has 8), the min terms added to mins[r].
+template <size_t R, typename Block>
+HWY_INLINE void k4_block_terms(const Block* const* b, size_t i, const cpu::Int8Activations& x, hn::Vec<DF>* factors,
+                               float (*factor)[16], hn::Vec<DF>* mins) {
+  const D8F d8;
+  static_assert(std::is_same_v<D8F, DF>);
+  for (size_t r = 0; r < R; ++r) {
+    mins[r] = k4_scales_and_mins(b[r][i], x.sums + 8 * i, factor[r], mins[r]);
+    for (size_t j = 0; j < 8; j += hn::Lanes(d8)) {
+      const auto f = hn::Mul(hn::LoadU(d8, factor[r] + j), hn::LoadU(d8, x.scale + 8 * i + j));
+      hn::StoreU(f, d8, factor[r] + j);
+      if (j == 0) factors[r] = f;
+    }
+  }
+}
+
+HWY_INLINE float k4_result(hn::Vec<DF> total, hn::Vec<DF> mins) {
+  return hn::GetLane(hn::SumOfLanes(DF(), hn::Sub(total, mins)));
+}
+#endif
+
+// Q4_K and Q5_K: Q4_K's codes straight from its nibbles, Q5_K's five-bit
+// codes first assembled per block.
+template <size_t R, typename Block>
+void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
+  constexpr bool kFiveBits = std::is_same_v<Block, GgufBlockQ5K>;
+  const DW db;
+  const DWS ds;
+  const DWQ dq;
+  const DWF df;
+  const size_t n = hn::Lanes(ds);
+  hn::Vec<DWF> total[R];
+  hn::Vec<DF> mins[R];
+  for (size_t r = 0; r < R; ++r) {
+    total[r] = hn::Zero(df);
+    mins[r] = hn::Zero(DF());
+  }
+  HWY_ALIGN uint8_t q[kFiveBits ? R : 1][256];
+  for (size_t i = 0; i < blocks; ++i) {
+    prefetch_next_rows<R>(b, blocks, i);
+    if constexpr (kFiveBits) {
+      for (size_t r = 0; r < R; ++r) {
+        decode_q5_k_chunk<0>(b[r][i], q[r]);
+        decode_q5_k_chunk<1>(b[r][i], q[r]);
+        decode_q5_k_chunk<2>(b[r][i], q[r]);
+        decode_q5_k_chunk<3>(b[r][i], q[r]);
+      }
+    }
+    HWY_ALIGN float factor[R][16];
+    hn::Vec<DF> factors[R];
+    k4_block_terms<R>(b, i, x, factors, factor, mins);
+    const int8_t* xq = x.q + 256 * i;
+    for (size_t o = 0; o < 256; o += n) {
+      const auto xv = hn::LoadU(ds, xq + o);
+      for (size_t r = 0; r < R; ++r) {
+        hn::Vec<DW> codes;
+        if constexpr (kFiveBits) {
+          codes = hn::Load(db, q[r] + o);
+        } else {
+          codes = chunk_nibbles(b[r][i].qs + 32 * (o / 64), o % 64);
+        }
+        const auto sums = hn::ConvertTo(df, dot4(hn::Zero(dq), codes, xv));
+        total[r] = hn::MulAdd(sums, sub_block_factors(factors[r], factor[r], o), total[r]);
+      }
+    }
+  }
+  for (size_t r = 0; r < R; ++r) out[r] = k4_result(total[r], mins[r]);
+}
+
+// Q6_K: the codes q (0..63) assembled per block, each vector of bytes covering
+// one or two sub-blocks of 16, so each int32 lane takes the factor of its own
+// sub-block from a per-lane table; the offset -32 goes through x's code sums.
+template <size_t R>
+void int8_q6_k(const GgufBlockQ6K* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
+  const DB db;
+  const DSB ds;
+  const DQ dq;
+  const DQF df;
+  const DF df16;
+  const size_t n = hn::Lanes(db);
+  // Lane k of a float vector takes group k / 4 of the vector's first group.
+  HWY_ALIGN static constexpr int32_t kGroupOfLane[16] = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3};
+  const auto group_of_lane = hn::SetTableIndices(df, kGroupOfLane);
+  hn::Vec<DQF> total[R];
+  hn::Vec<DF> offsets[R];
+  for (size_t r = 0; r < R; ++r) {
+    total[r] = hn::Zero(df);
+    offsets[r] = hn::Zero(df16);
+  }
+  HWY_ALIGN uint8_t q[R][256];
+  for (size_t i = 0; i < blocks; ++i) {
+    prefetch_next_rows<R>(b, blocks, i);
+    HWY_ALIGN float d[4];
+    block_scales<R>(b, i, d);
+    HWY_ALIGN float lane_factor[R][64];
+    for (size_t r = 0; r < R; ++r) {
+      decode_q6_k<0>(b[r][i], q[r]);
+      HWY_ALIGN float group_factor[32];  // 16 used; the lookups below read past them
+      for (size_t g = 0; g < 16; g += hn::Lanes(df16)) {
+        const auto sc = hn::ConvertTo(df16, hn::PromoteTo(DI(), hn::LoadU(DI8(), b[r][i].scales + g)));
+        const auto factor = hn::Mul(hn::Mul(hn::Set(df16, d[r]), sc), hn::LoadU(df16, x.group_scale + 16 * i + g));
+        offsets[r] = hn::MulAdd(factor, hn::LoadU(df16, x.code_sums + 16 * i + g), offsets[r]);
+        hn::StoreU(factor, df16, group_factor + g);
+      }
+      for (size_t k = 0; k < 64; k += hn::Lanes(df)) {
+        hn::Store(hn::TableLookupLanes(hn::LoadU(df, group_factor + k / 4), group_of_lane), df, lane_factor[r] + k);
+      }
+    }
+    const int8_t* xq = x.q + 256 * i;
+    for (size_t l = 0; l < 256; l += n) {
+      const auto xv = hn::LoadU(ds, xq + l);
+      for (size_t r = 0; r < R; ++r) {
+        const auto sums = hn::ConvertTo(df, dot4(hn::Zero(dq), hn::LoadU(db, q[r] + l), xv));
+        total[r] = hn::MulAdd(sums, hn::Load(df, lane_factor[r] + l / 4), total[r]);
+      }
+    }
+  }
+  for (size_t r = 0; r < R; ++r) {
+    out[r] = hn::GetLane(hn::SumOfLanes(df, total[r])) - 32 * hn::GetLane(hn::SumOfLanes(df16, offsets[r]));
+  }
+}
+
+// The exported kernels: y[r] = base[r] + row r . x for r in [r0, r1), the rows as bands of four.
+template <typename Block, typename Kernel>
+void int8_rows(const Rows& m, const float* base, float* y, size_t r0, size_t r1, size_t block_size, Kernel kernel) {
+  rows_t<Block, 4>(m, base, y, r0, r1, [&](auto rows_n, const Block* const* b, float* out) {
+    kernel(rows_n, b, *m.int8, m.cols / block_size, out);
+  });
+}
+
+void Int8RowsQ8_0(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  int8_rows<GgufBlockQ8_0>(m, base, y, r0, r1, 32, [](auto rows_n, auto b, const auto& x, size_t blocks, float* out) {
+    int8_q8_0<decltype(rows_n)::value>(b, x, blocks, out);
+  });
+}
+void Int8RowsQ4_0(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  int8_rows<GgufBlockQ4_0>(m, base, y, r0, r1, 32, [](auto rows_n, auto b, const auto& x, size_t blocks, float* out) {
+    int8_q4_0<decltype(rows_n)::value>(b, x, blocks, out);
+  });
+}
+void Int8RowsQ4K(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  int8_rows<GgufBlockQ4K>(m, base, y, r0, r1, 256, [](auto rows_n, auto b, const auto& x, size_t blocks, float* out) {
+    int8_k4<decltype(rows_n)::value>(b, x, blocks, out);
+  });
+}
+void Int8RowsQ5K(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  int8_rows<GgufBlockQ5K>(m, base, y, r0, r1, 256, [](auto rows_n, auto b, const auto& x, size_t blocks, float* out) {
+    int8_k4<decltype(rows_n)::value>(b, x, blocks, out);
+  });
+}
+void Int8RowsQ6K(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  int8_rows<GgufBlockQ6K>(m, base, y, r0, r1, 256, [](auto rows_n, auto b, const auto& x, size_t blocks, float* out) {
+    int8_q6_k<decltype(rows_n)::value>(b, x, blocks, out);
+  });
+}
+
+#else  // HWY_TARGET == HWY_SCALAR: the scalar twin.
+
+void twin_rows(DType type, const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  for (size_t r = r0; r < r1; ++r) {
+    const double dot = cpu::int8_row_dot(type, m.w + r * m.row_bytes, *m.int8, m.cols);
+    y[r] = (base ? base[r] : 0.0f) + static_cast<float>(dot);
+  }
+}
+void Int8RowsQ8_0(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  twin_rows(DType::kQ8_0, m, base, y, r0, r1);
+}
+void Int8RowsQ4_0(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  twin_rows(DType::kQ4_0, m, base, y, r0, r1);
+}
+void Int8RowsQ4K(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  twin_rows(DType::kQ4_K, m, base, y, r0, r1);
+}
+void Int8RowsQ5K(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  twin_rows(DType::kQ5_K, m, base, y, r0, r1);
+}
+void Int8RowsQ6K(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  twin_rows(DType::kQ6_K, m, base, y, r0, r1);
+}
+#endif  // HWY_TARGET != HWY_SCALAR
+
+}  // namespace qwen35::gguf_cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace qwen35::gguf_cpu {
+
+HWY_EXPORT(Int8RowsQ8_0);
+HWY_EXPORT(Int8RowsQ4_0);
+HWY_EXPORT(Int8RowsQ4K);
+HWY_EXPORT(Int8RowsQ5K);
+HWY_EXPORT(Int8RowsQ6K);
+
+void run_int8_rows(DType type, const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  switch (type) {
+    case DType::kQ8_0: return HWY_DYNAMIC_DISPATCH(Int8RowsQ8_0)(m, base, y, r0, r1);
+    case DType::kQ4_0: return HWY_DYNAMIC_DISPATCH(Int8RowsQ4_0)(m, base, y, r0, r1);
+    case DType::kQ4_K: return HWY_DYNAMIC_DISPATCH(Int8RowsQ4K)(m, base, y, r0, r1);
+    case DType::kQ5_K: return HWY_DYNAMIC_DISPATCH(Int8RowsQ5K)(m, base, y, r0, r1);
+    default: return HWY_DYNAMIC_DISPATCH(Int8RowsQ6K)(m, base, y, r0, r1);
+  }
+}
+
+}  // namespace qwen35::gguf_cpu
+#endif  // HWY_ONCE

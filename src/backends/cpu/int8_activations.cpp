@@ -1,0 +1,152 @@
+// x in 8 bits per block of 32, and the scalar twin of the integer GGUF kernels.
+#include "cpu/int8_activations.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "qwen35/error.h"
+#include "qwen35/gguf_quants.h"
+
+namespace qwen35::cpu {
+
+size_t int8_activation_floats(size_t cols) {
+  // codes (4 per float), scales (padded: the kernels read 16 from each block of 256), sums, code sums,
+  // group scales
+  return cols / 4 + (cols / 32 + 16) + cols / 32 + 2 * (cols / 16);
+}
+
+Int8Activations quantize_activations(const float* x, size_t cols, float* scratch) {
+  auto* q = reinterpret_cast<int8_t*>(scratch);
+  float* scale = scratch + cols / 4;
+  float* sums = scale + cols / 32 + 16;
+  std::fill(scale + cols / 32, sums, 0.0f);
+  float* code_sums = sums + cols / 32;
+  float* group_scale = code_sums + cols / 16;
+  for (size_t b = 0; b < cols / 32; ++b) {
+    const float* xb = x + 32 * b;
+    float amax = 0, sum = 0;
+    bool finite = true;
+    for (size_t k = 0; k < 32; ++k) {
+      finite = finite && std::isfinite(xb[k]);
+      amax = std::max(amax, std::fabs(xb[k]));
+      sum += xb[k];
+    }
+    sums[b] = sum;
+    // A block that is not finite keeps codes 0 and a NaN scale, so every dot
+    // that reads it is NaN, as in float arithmetic.
+    scale[b] = finite ? amax / 127 : std::numeric_limits<float>::quiet_NaN();
+    const float inverse = finite && amax > 0 ? 127 / amax : 0;
+    int group_sum[2] = {0, 0};
+    for (size_t k = 0; k < 32; ++k) {
+      // Round to nearest even by adding and removing 1.5 * 2^23 (|x * inverse|
+      // <= 127), inline where std::nearbyint is a library call without SSE4.1.
+      constexpr float kRound = 0x1.8p23f;
+      const float v = finite ? (xb[k] * inverse + kRound) - kRound : 0.0f;
+      const int code = static_cast<int>(v < -127.0f ? -127.0f : v > 127.0f ? 127.0f : v);
+      q[32 * b + k] = static_cast<int8_t>(code);
+      group_sum[k / 16] += code;
+    }
+    for (size_t g = 0; g < 2; ++g) {
+      code_sums[2 * b + g] = static_cast<float>(group_sum[g]);
+      group_scale[2 * b + g] = scale[b];
+    }
+  }
+  return Int8Activations{.q = q, .scale = scale, .sums = sums, .code_sums = code_sums, .group_scale = group_scale};
+}
+
+namespace {
+
+// sum_k code(k) * q[k] over one unit of n elements, the codes from `code`.
+template <typename Code>
+int64_t unit_dot(const int8_t* q, size_t n, const Code& code) {
+  int64_t s = 0;
+  for (size_t k = 0; k < n; ++k) s += int64_t{code(k)} * q[k];
+  return s;
+}
+
+double q8_0(const GgufBlockQ8_0* b, const Int8Activations& x, size_t blocks) {
+  double y = 0;
+  for (size_t i = 0; i < blocks; ++i) {
+    const int64_t dot = unit_dot(x.q + 32 * i, 32, [&](size_t k) { return int{b[i].qs[k]}; });
+    y += double{f16_to_f32(b[i].d)} * x.scale[i] * static_cast<double>(dot);
+  }
+  return y;
+}
+
+double q4_0(const GgufBlockQ4_0* b, const Int8Activations& x, size_t blocks) {
+  double y = 0;
+  for (size_t i = 0; i < blocks; ++i) {
+    const int64_t dot = unit_dot(x.q + 32 * i, 32, [&](size_t k) {
+      return (k < 16 ? b[i].qs[k] & 15 : b[i].qs[k - 16] >> 4) - 8;
+    });
+    y += double{f16_to_f32(b[i].d)} * x.scale[i] * static_cast<double>(dot);
+  }
+  return y;
+}
+
+// Q4_K and Q5_K: sub-block j's codes by code(j, l), l < 32.
+template <typename Block, typename Code>
+double k4(const Block* b, const Int8Activations& x, size_t blocks, const Code& code) {
+  double y = 0;
+  for (size_t i = 0; i < blocks; ++i) {
+    const float d = f16_to_f32(b[i].d), dmin = f16_to_f32(b[i].dmin);
+    for (int j = 0; j < 8; ++j) {
+      uint8_t sc, m;
+      gguf_scale_min_k4(j, b[i].scales, &sc, &m);
+      const size_t unit = 8 * i + j;
+      const int64_t dot = unit_dot(x.q + 32 * unit, 32, [&](size_t l) { return code(b[i], j, l); });
+      y += double{d * sc} * x.scale[unit] * static_cast<double>(dot) - double{dmin * m} * x.sums[unit];
+    }
+  }
+  return y;
+}
+
+int q4_k_code(const GgufBlockQ4K& b, int j, size_t l) {
+  const uint8_t byte = b.qs[32 * (j / 2) + l];
+  return j % 2 == 0 ? byte & 15 : byte >> 4;
+}
+
+int q5_k_code(const GgufBlockQ5K& b, int j, size_t l) {
+  const uint8_t byte = b.qs[32 * (j / 2) + l];
+  return (j % 2 == 0 ? byte & 15 : byte >> 4) | (((b.qh[l] >> j) & 1) << 4);
+}
+
+double q6_k(const GgufBlockQ6K* b, const Int8Activations& x, size_t blocks) {
+  double y = 0;
+  for (size_t i = 0; i < blocks; ++i) {
+    const float d = f16_to_f32(b[i].d);
+    for (int h = 0; h < 2; ++h) {
+      for (int k = 0; k < 4; ++k) {
+        for (int half = 0; half < 2; ++half) {  // the sub-block of 16: elements 128h + 32k + 16 half + [0, 16)
+          const size_t first = 256 * i + 128 * h + 32 * k + 16 * half;
+          const int64_t dot = unit_dot(x.q + first, 16, [&](size_t m) {
+            const size_t l = 16 * half + m;
+            const uint8_t low = b[i].ql[64 * h + l + 32 * (k & 1)];
+            const int low4 = k < 2 ? low & 15 : low >> 4;
+            return (low4 | (((b[i].qh[32 * h + l] >> (2 * k)) & 3) << 4)) - 32;
+          });
+          const int sc = b[i].scales[8 * h + half + 2 * k];
+          y += double{d * static_cast<float>(sc)} * x.scale[first / 32] * static_cast<double>(dot);
+        }
+      }
+    }
+  }
+  return y;
+}
+
+}  // namespace
+
+double int8_row_dot(DType type, const std::byte* row, const Int8Activations& x, size_t cols) {
+  switch (type) {
+    case DType::kQ8_0: return q8_0(reinterpret_cast<const GgufBlockQ8_0*>(row), x, cols / 32);
+    case DType::kQ4_0: return q4_0(reinterpret_cast<const GgufBlockQ4_0*>(row), x, cols / 32);
+    case DType::kQ4_K: return k4(reinterpret_cast<const GgufBlockQ4K*>(row), x, cols / 256, q4_k_code);
+    case DType::kQ5_K: return k4(reinterpret_cast<const GgufBlockQ5K*>(row), x, cols / 256, q5_k_code);
+    case DType::kQ6_K: return q6_k(reinterpret_cast<const GgufBlockQ6K*>(row), x, cols / 256);
+    default: fail("int8 activations: {} is not a GGUF block type", dtype_name(type));
+  }
+}
+
+}  // namespace qwen35::cpu

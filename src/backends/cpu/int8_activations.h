@@ -1,0 +1,38 @@
+// Activations quantized to 8 bits for integer dot products against GGUF block
+// weights (BackendOptions::int8_activations): the trade llama.cpp makes. The
+// float kernels widen and convert every weight before its multiply-add, which
+// on two cores caps the 4- to 6-bit gemvs at 0.4 of the read bandwidth; with x
+// in 8 bits, 32 or 64 weight codes meet x in one integer dot-product
+// instruction and only each sub-block's sum is converted to float.
+//
+// x is cut into blocks of 32 (the unit of every GGUF type): q = round(x * 127 /
+// max|x|), scale = max|x| / 127, so each element is off by at most scale / 2.
+// The K-quants' min terms keep float sums of x, exact as in the float kernels.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "qwen35/dtype.h"
+
+namespace qwen35::cpu {
+
+struct Int8Activations {
+  const int8_t* q;            // cols codes in [-127, 127]
+  const float* scale;         // cols / 32: max |x| / 127 per block (NaN where the block is not finite)
+  const float* sums;          // cols / 32: float sums of x per block (the Q4_K/Q5_K min terms)
+  const float* code_sums;     // cols / 16: sum of q per 16 elements, as floats (the offsets of Q4_0 and Q6_K)
+  const float* group_scale;   // cols / 16: the scale of each 16 elements' block (Q6_K's factors)
+};
+
+// Floats of scratch that quantize_activations needs for `cols` (a multiple of 32).
+size_t int8_activation_floats(size_t cols);
+// x in 8 bits, the arrays laid out in `scratch`.
+Int8Activations quantize_activations(const float* x, size_t cols, float* scratch);
+
+// The scalar twin of the integer kernels: row . x by the same formula (exact
+// integer sums per sub-block, each times its weight factor and x's scale), in
+// double. `type` is one of the GGUF block types.
+double int8_row_dot(DType type, const std::byte* row, const Int8Activations& x, size_t cols);
+
+}  // namespace qwen35::cpu
