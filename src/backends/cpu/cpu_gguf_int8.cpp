@@ -88,15 +88,17 @@ HWY_INLINE VQ dot4_signed(VQ acc, VS w, VS s) {
 #endif
 }
 
+// Q8_0 a block per 32-byte vector, blocks [first, blocks); out[r] gets the sum.
 template <size_t R>
-void int8_q8_0(const GgufBlockQ8_0* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
+void int8_q8_0_blocks(const GgufBlockQ8_0* const* b, const cpu::Int8Activations& x, size_t first, size_t blocks,
+                      float* out) {
   const DSB ds;
   const DQ dq;
   const DQF df;
   const size_t n = hn::Lanes(ds);
   hn::Vec<DQF> total[R];
   for (size_t r = 0; r < R; ++r) total[r] = hn::Zero(df);
-  for (size_t i = 0; i < blocks; ++i) {
+  for (size_t i = first; i < blocks; ++i) {
     prefetch_next_rows<R>(b, blocks, i);
     hn::Vec<DQ> acc[R];
     for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(dq);
@@ -112,6 +114,59 @@ void int8_q8_0(const GgufBlockQ8_0* const* b, const cpu::Int8Activations& x, siz
   }
   for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, total[r]));
 }
+
+#if HWY_TARGET == HWY_AVX3_DL
+// Q8_0 on VNNI: two blocks per 64-byte vector. vpdpbusd multiplies unsigned
+// by signed bytes, so the weights go in as w + 128 (w ^ 0x80) and each int32
+// lane starts from -128 times the sum of its four x codes, computed once per
+// pair of blocks for all rows.
+template <size_t R>
+void int8_q8_0(const GgufBlockQ8_0* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
+  const __m512i high_bit = _mm512_set1_epi8(static_cast<char>(0x80));
+  __m512 total[R];
+  for (size_t r = 0; r < R; ++r) total[r] = _mm512_setzero_ps();
+  size_t i = 0;
+  for (; i + 2 <= blocks; i += 2) {
+    prefetch_next_rows<R>(b, blocks, i);
+    prefetch_next_rows<R>(b, blocks, i + 1);
+    const __m512i xv = _mm512_loadu_si512(x.q + 32 * i);
+    __m512i minus_sums = _mm512_setzero_si512();
+    asm("vpdpbusd %2, %1, %0" : "+v"(minus_sums) : "v"(high_bit), "v"(xv));
+    minus_sums = _mm512_sub_epi32(_mm512_setzero_si512(), minus_sums);
+    // The rows' factors d * x's scale: rows r of block i in lane r, of block i + 1 in lane 4 + r.
+    HWY_ALIGN uint16_t halves[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (size_t r = 0; r < R; ++r) {
+      halves[r] = b[r][i].d;
+      halves[4 + r] = b[r][i + 1].d;
+    }
+    const __m256 x_scales = _mm256_permutexvar_ps(_mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1),
+                                                  _mm256_castps128_ps256(_mm_castpd_ps(_mm_load_sd(
+                                                      reinterpret_cast<const double*>(x.scale + i)))));
+    const __m512 factors = _mm512_castps256_ps512(
+        _mm256_mul_ps(_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(halves))), x_scales));
+    for (size_t r = 0; r < R; ++r) {
+      const __m512i pair = _mm512_inserti64x4(
+          _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[r][i].qs))),
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[r][i + 1].qs)), 1);
+      __m512i acc = minus_sums;
+      asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(_mm512_xor_si512(pair, high_bit)), "v"(xv));
+      const int lo = static_cast<int>(r), hi = static_cast<int>(4 + r);
+      const __m512 f = _mm512_permutexvar_ps(
+          _mm512_setr_epi32(lo, lo, lo, lo, lo, lo, lo, lo, hi, hi, hi, hi, hi, hi, hi, hi), factors);
+      total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), f, total[r]);
+    }
+  }
+  float last[R];
+  for (size_t r = 0; r < R; ++r) last[r] = 0;
+  if (i < blocks) int8_q8_0_blocks<R>(b, x, i, blocks, last);
+  for (size_t r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(total[r]) + last[r];
+}
+#else
+template <size_t R>
+void int8_q8_0(const GgufBlockQ8_0* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
+  int8_q8_0_blocks<R>(b, x, 0, blocks, out);
+}
+#endif
 
 // Q4_0 16 bytes at a time: a block's low nibbles meet x[0, 16), its high ones
 // x[16, 32). The offset -8 is applied once per block through x's code sums.
@@ -319,21 +374,40 @@ void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks
   for (size_t r = 0; r < R; ++r) out[r] = k4_result(total[r], mins[r]);
 }
 
-// Q6_K: the codes q (0..63) assembled per block, each vector of bytes covering
-// one or two sub-blocks of 16, so each int32 lane takes the factor of its own
-// sub-block from a per-lane table; the offset -32 goes through x's code sums.
+// For the int32 lanes of the vector at byte o of a Q6_K block, the factors of
+// their groups of 16 elements (four lanes each): factor[g] for g < 16, also
+// the lanes of `factors` where it has 16. Looked up in registers: a table
+// stored and reloaded per vector stalled on store forwarding.
+HWY_INLINE hn::Vec<DWF> group_factors(hn::Vec<DF> factors, const float* factor, size_t o) {
+  const DWF df;
+  if constexpr (hn::MaxLanes(df) == 16) {  // four groups per vector
+    HWY_ALIGN static constexpr int32_t kGroupOfLane[4][16] = {{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3},
+                                                              {4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7},
+                                                              {8, 8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 10, 11, 11, 11, 11},
+                                                              {12, 12, 12, 12, 13, 13, 13, 13, 14, 14, 14, 14, 15,
+                                                               15, 15, 15}};
+    return hn::TableLookupLanes(factors, hn::SetTableIndices(df, kGroupOfLane[o / 64]));
+  } else if constexpr (hn::MaxLanes(df) == 8) {  // two groups, from the stored half holding them
+    HWY_ALIGN static constexpr int32_t kGroupOfLane[4][8] = {
+        {0, 0, 0, 0, 1, 1, 1, 1}, {2, 2, 2, 2, 3, 3, 3, 3}, {4, 4, 4, 4, 5, 5, 5, 5}, {6, 6, 6, 6, 7, 7, 7, 7}};
+    const auto half = hn::Load(df, factor + o / 128 * 8);
+    return hn::TableLookupLanes(half, hn::SetTableIndices(df, kGroupOfLane[o / 32 % 4]));
+  } else {  // one group
+    return hn::Set(df, factor[o / 16]);
+  }
+}
+
+// Q6_K: the codes q (0..63) assembled per block; the offset -32 goes through
+// x's code sums per group of 16.
 template <size_t R>
 void int8_q6_k(const GgufBlockQ6K* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
-  const DB db;
-  const DSB ds;
-  const DQ dq;
-  const DQF df;
+  const DW db;
+  const DWS ds;
+  const DWQ dq;
+  const DWF df;
   const DF df16;
-  const size_t n = hn::Lanes(db);
-  // Lane k of a float vector takes group k / 4 of the vector's first group.
-  HWY_ALIGN static constexpr int32_t kGroupOfLane[16] = {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3};
-  const auto group_of_lane = hn::SetTableIndices(df, kGroupOfLane);
-  hn::Vec<DQF> total[R];
+  const size_t n = hn::Lanes(ds);
+  hn::Vec<DWF> total[R];
   hn::Vec<DF> offsets[R];
   for (size_t r = 0; r < R; ++r) {
     total[r] = hn::Zero(df);
@@ -344,26 +418,24 @@ void int8_q6_k(const GgufBlockQ6K* const* b, const cpu::Int8Activations& x, size
     prefetch_next_rows<R>(b, blocks, i);
     HWY_ALIGN float d[4];
     block_scales<R>(b, i, d);
-    HWY_ALIGN float lane_factor[R][64];
+    HWY_ALIGN float factor[R][16];
+    hn::Vec<DF> factors[R];
     for (size_t r = 0; r < R; ++r) {
       decode_q6_k<0>(b[r][i], q[r]);
-      HWY_ALIGN float group_factor[32];  // 16 used; the lookups below read past them
-      for (size_t g = 0; g < 16; g += hn::Lanes(df16)) {
+      for (size_t g = 0; g < 16; g += hn::Lanes(df16)) {  // d * scales[g] * x's scale
         const auto sc = hn::ConvertTo(df16, hn::PromoteTo(DI(), hn::LoadU(DI8(), b[r][i].scales + g)));
-        const auto factor = hn::Mul(hn::Mul(hn::Set(df16, d[r]), sc), hn::LoadU(df16, x.group_scale + 16 * i + g));
-        offsets[r] = hn::MulAdd(factor, hn::LoadU(df16, x.code_sums + 16 * i + g), offsets[r]);
-        hn::StoreU(factor, df16, group_factor + g);
-      }
-      for (size_t k = 0; k < 64; k += hn::Lanes(df)) {
-        hn::Store(hn::TableLookupLanes(hn::LoadU(df, group_factor + k / 4), group_of_lane), df, lane_factor[r] + k);
+        const auto f = hn::Mul(hn::Mul(hn::Set(df16, d[r]), sc), hn::LoadU(df16, x.group_scale + 16 * i + g));
+        offsets[r] = hn::MulAdd(f, hn::LoadU(df16, x.code_sums + 16 * i + g), offsets[r]);
+        hn::Store(f, df16, factor[r] + g);
+        if (g == 0) factors[r] = f;
       }
     }
     const int8_t* xq = x.q + 256 * i;
-    for (size_t l = 0; l < 256; l += n) {
-      const auto xv = hn::LoadU(ds, xq + l);
+    for (size_t o = 0; o < 256; o += n) {
+      const auto xv = hn::LoadU(ds, xq + o);
       for (size_t r = 0; r < R; ++r) {
-        const auto sums = hn::ConvertTo(df, dot4(hn::Zero(dq), hn::LoadU(db, q[r] + l), xv));
-        total[r] = hn::MulAdd(sums, hn::Load(df, lane_factor[r] + l / 4), total[r]);
+        const auto sums = hn::ConvertTo(df, dot4(hn::Zero(dq), hn::Load(db, q[r] + o), xv));
+        total[r] = hn::MulAdd(sums, group_factors(factors[r], factor[r], o), total[r]);
       }
     }
   }
