@@ -115,11 +115,39 @@ void int8_q8_0_blocks(const GgufBlockQ8_0* const* b, const cpu::Int8Activations&
   for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, total[r]));
 }
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// Q8_0 and Q4_0 on AVX-512 take two blocks (i, i + 1) per vector. The rows'
+// factors d * x's scale: row r of block i in lane r, of block i + 1 in lane 4 + r.
+template <size_t R, typename Block>
+HWY_INLINE __m512 pair_factors(const Block* const* b, size_t i, const cpu::Int8Activations& x) {
+  // Packed in general registers: through a stack array the conversion waited
+  // on failed store forwarding, assembled in vector registers on a chain of
+  // mask moves and word inserts.
+  uint64_t first = 0, second = 0;
+  for (size_t r = 0; r < R; ++r) {
+    first |= uint64_t{b[r][i].d} << (16 * r);
+    second |= uint64_t{b[r][i + 1].d} << (16 * r);
+  }
+  const __m128i halves = _mm_set_epi64x(static_cast<int64_t>(second), static_cast<int64_t>(first));
+  const __m128 two_scales = _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(x.scale + i)));
+  const __m256 x_scales = _mm256_permutexvar_ps(_mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1),
+                                                _mm256_castps128_ps256(two_scales));
+  const __m256 d = _mm256_cvtph_ps(halves);
+  return _mm512_castps256_ps512(_mm256_mul_ps(d, x_scales));
+}
+
+// Row r's factors for the int32 lanes of a pair of blocks: 8 lanes each.
+HWY_INLINE __m512 row_pair_factors(__m512 factors, size_t r) {
+  const int lo = static_cast<int>(r), hi = static_cast<int>(4 + r);
+  return _mm512_permutexvar_ps(_mm512_setr_epi32(lo, lo, lo, lo, lo, lo, lo, lo, hi, hi, hi, hi, hi, hi, hi, hi),
+                               factors);
+}
+#endif
+
 #if HWY_TARGET == HWY_AVX3_DL
-// Q8_0 on VNNI: two blocks per 64-byte vector. vpdpbusd multiplies unsigned
-// by signed bytes, so the weights go in as w + 128 (w ^ 0x80) and each int32
-// lane starts from -128 times the sum of its four x codes, computed once per
-// pair of blocks for all rows.
+// Q8_0 on VNNI: vpdpbusd multiplies unsigned by signed bytes, so the weights
+// go in as w + 128 (w ^ 0x80) and each int32 lane starts from -128 times the
+// sum of its four x codes, computed once per pair of blocks for all rows.
 template <size_t R>
 void int8_q8_0(const GgufBlockQ8_0* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
   const __m512i high_bit = _mm512_set1_epi8(static_cast<char>(0x80));
@@ -127,33 +155,19 @@ void int8_q8_0(const GgufBlockQ8_0* const* b, const cpu::Int8Activations& x, siz
   for (size_t r = 0; r < R; ++r) total[r] = _mm512_setzero_ps();
   size_t i = 0;
   for (; i + 2 <= blocks; i += 2) {
-    prefetch_next_rows<R>(b, blocks, i);
-    prefetch_next_rows<R>(b, blocks, i + 1);
+    prefetch_next_rows<R>(b, blocks, i);  // block i + 1 shares its line or the next pair's prefetch
     const __m512i xv = _mm512_loadu_si512(x.q + 32 * i);
     __m512i minus_sums = _mm512_setzero_si512();
     asm("vpdpbusd %2, %1, %0" : "+v"(minus_sums) : "v"(high_bit), "v"(xv));
     minus_sums = _mm512_sub_epi32(_mm512_setzero_si512(), minus_sums);
-    // The rows' factors d * x's scale: rows r of block i in lane r, of block i + 1 in lane 4 + r.
-    HWY_ALIGN uint16_t halves[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (size_t r = 0; r < R; ++r) {
-      halves[r] = b[r][i].d;
-      halves[4 + r] = b[r][i + 1].d;
-    }
-    const __m256 x_scales = _mm256_permutexvar_ps(_mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1),
-                                                  _mm256_castps128_ps256(_mm_castpd_ps(_mm_load_sd(
-                                                      reinterpret_cast<const double*>(x.scale + i)))));
-    const __m512 factors = _mm512_castps256_ps512(
-        _mm256_mul_ps(_mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(halves))), x_scales));
+    const __m512 factors = pair_factors<R>(b, i, x);
     for (size_t r = 0; r < R; ++r) {
       const __m512i pair = _mm512_inserti64x4(
           _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[r][i].qs))),
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[r][i + 1].qs)), 1);
       __m512i acc = minus_sums;
       asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(_mm512_xor_si512(pair, high_bit)), "v"(xv));
-      const int lo = static_cast<int>(r), hi = static_cast<int>(4 + r);
-      const __m512 f = _mm512_permutexvar_ps(
-          _mm512_setr_epi32(lo, lo, lo, lo, lo, lo, lo, lo, hi, hi, hi, hi, hi, hi, hi, hi), factors);
-      total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), f, total[r]);
+      total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), row_pair_factors(factors, r), total[r]);
     }
   }
   float last[R];
@@ -168,10 +182,12 @@ void int8_q8_0(const GgufBlockQ8_0* const* b, const cpu::Int8Activations& x, siz
 }
 #endif
 
-// Q4_0 16 bytes at a time: a block's low nibbles meet x[0, 16), its high ones
-// x[16, 32). The offset -8 is applied once per block through x's code sums.
+// Q4_0 16 bytes at a time, blocks [first, blocks): a block's low nibbles meet
+// x[0, 16), its high ones x[16, 32). The offset -8 is applied once per block
+// through x's code sums.
 template <size_t R>
-void int8_q4_0(const GgufBlockQ4_0* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
+void int8_q4_0_blocks(const GgufBlockQ4_0* const* b, const cpu::Int8Activations& x, size_t first, size_t blocks,
+                      float* out) {
   const hn::CappedTag<uint8_t, 16> d16;
   const hn::Repartition<int8_t, decltype(d16)> ds16;
   const hn::Repartition<int32_t, decltype(d16)> dq4;
@@ -183,7 +199,7 @@ void int8_q4_0(const GgufBlockQ4_0* const* b, const cpu::Int8Activations& x, siz
     total[r] = hn::Zero(df4);
     offset[r] = 0;
   }
-  for (size_t i = 0; i < blocks; ++i) {
+  for (size_t i = first; i < blocks; ++i) {
     prefetch_next_rows<R>(b, blocks, i);
     const auto x_lo = hn::LoadU(ds16, x.q + 32 * i);
     const auto x_hi = hn::LoadU(ds16, x.q + 32 * i + 16);
@@ -203,6 +219,48 @@ void int8_q4_0(const GgufBlockQ4_0* const* b, const cpu::Int8Activations& x, siz
   }
   for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df4, total[r])) - 8 * offset[r];
 }
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// Q4_0 on AVX-512, two blocks per vector: each block's 16 bytes twice, the
+// second copy shifted down four bits, so the 64 codes lie in x's order. The
+// offset -8 starts each int32 lane at -8 times the sum of its four x codes.
+template <size_t R>
+void int8_q4_0(const GgufBlockQ4_0* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
+  const hn::Full512<uint8_t> d8;
+  const hn::Full512<int8_t> ds;
+  const hn::Full512<int32_t> dq;
+  const auto low4 = hn::Set(d8, 0x0F);
+  const __m512i high_shifts = _mm512_setr_epi64(0, 0, 0x0004000400040004, 0x0004000400040004, 0, 0,
+                                                0x0004000400040004, 0x0004000400040004);
+  __m512 total[R];
+  for (size_t r = 0; r < R; ++r) total[r] = _mm512_setzero_ps();
+  size_t i = 0;
+  for (; i + 2 <= blocks; i += 2) {
+    prefetch_next_rows<R>(b, blocks, i);  // block i + 1 shares its line or the next pair's prefetch
+    const auto xv = hn::LoadU(ds, x.q + 32 * i);
+    const auto minus_sums = hn::Neg(hn::ShiftLeft<3>(dot4(hn::Zero(dq), hn::Set(d8, 1), xv)));
+    const __m512 factors = pair_factors<R>(b, i, x);
+    for (size_t r = 0; r < R; ++r) {
+      const auto twice = [&](size_t k) {
+        return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b[r][i + k].qs)));
+      };
+      const __m512i pair = _mm512_inserti64x4(_mm512_castsi256_si512(twice(0)), twice(1), 1);
+      const auto codes = hn::And(hn::Vec512<uint8_t>{_mm512_srlv_epi16(pair, high_shifts)}, low4);
+      const auto sums = dot4(minus_sums, codes, xv);
+      total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums.raw), row_pair_factors(factors, r), total[r]);
+    }
+  }
+  float last[R];
+  for (size_t r = 0; r < R; ++r) last[r] = 0;
+  if (i < blocks) int8_q4_0_blocks<R>(b, x, i, blocks, last);
+  for (size_t r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(total[r]) + last[r];
+}
+#else
+template <size_t R>
+void int8_q4_0(const GgufBlockQ4_0* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
+  int8_q4_0_blocks<R>(b, x, 0, blocks, out);
+}
+#endif
 
 // Whole vectors of up to 64 bytes: on AVX-512 a 64-element chunk of a
 // K-quant block in one, so each row costs one integer dot, one conversion and
@@ -275,9 +333,14 @@ HWY_INLINE void k4_block_terms(const Block* const* b, size_t i, const cpu::Int8A
   const __m512i bytes = _mm512_or_si512(_mm512_and_si512(low_bits, low_mask),
                                         _mm512_and_si512(_mm512_srli_epi16(high, 2), high_mask));
   // d and dmin of every row, as floats 2r and 2r + 1.
-  HWY_ALIGN uint32_t halves[4] = {0, 0, 0, 0};
-  for (size_t r = 0; r < R; ++r) std::memcpy(&halves[r], &b[r][i].d, 4);
-  const __m128i halves_vector = _mm_load_si128(reinterpret_cast<const __m128i*>(halves));
+  // (Packed in general registers, as in pair_factors.)
+  uint64_t halves[2] = {0, 0};
+  for (size_t r = 0; r < R; ++r) {
+    uint32_t pair;
+    std::memcpy(&pair, &b[r][i].d, 4);
+    halves[r / 2] |= uint64_t{pair} << (32 * (r % 2));
+  }
+  const __m128i halves_vector = _mm_set_epi64x(static_cast<int64_t>(halves[1]), static_cast<int64_t>(halves[0]));
   const __m512 d_dmin = _mm512_castps256_ps512(_mm256_cvtph_ps(halves_vector));
   // x's side: the 8 sub-blocks' scales, then their float sums.
   const __m512 x_terms = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(x.scale + 8 * i)),
