@@ -88,6 +88,12 @@ HWY_INLINE VQ dot4_signed(VQ acc, VS w, VS s) {
 #endif
 }
 
+// Two rows ahead (see prefetch_next_rows).
+template <size_t R, typename Block>
+HWY_INLINE void prefetch_ahead(const Block* const* b, size_t blocks, size_t i) {
+  prefetch_next_rows<R, Block, 2>(b, blocks, i);
+}
+
 // Q8_0 a block per 32-byte vector, blocks [first, blocks); out[r] gets the sum.
 template <size_t R>
 void int8_q8_0_blocks(const GgufBlockQ8_0* const* b, const cpu::Int8Activations& x, size_t first, size_t blocks,
@@ -99,7 +105,7 @@ void int8_q8_0_blocks(const GgufBlockQ8_0* const* b, const cpu::Int8Activations&
   hn::Vec<DQF> total[R];
   for (size_t r = 0; r < R; ++r) total[r] = hn::Zero(df);
   for (size_t i = first; i < blocks; ++i) {
-    prefetch_next_rows<R>(b, blocks, i);
+    prefetch_ahead<R>(b, blocks, i);
     hn::Vec<DQ> acc[R];
     for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(dq);
     for (size_t k = 0; k < 32; k += n) {
@@ -155,7 +161,7 @@ void int8_q8_0(const GgufBlockQ8_0* const* b, const cpu::Int8Activations& x, siz
   for (size_t r = 0; r < R; ++r) total[r] = _mm512_setzero_ps();
   size_t i = 0;
   for (; i + 2 <= blocks; i += 2) {
-    prefetch_next_rows<R>(b, blocks, i);  // block i + 1 shares its line or the next pair's prefetch
+    prefetch_ahead<R>(b, blocks, i);  // block i + 1 shares its line or the next pair's prefetch
     const __m512i xv = _mm512_loadu_si512(x.q + 32 * i);
     __m512i minus_sums = _mm512_setzero_si512();
     asm("vpdpbusd %2, %1, %0" : "+v"(minus_sums) : "v"(high_bit), "v"(xv));
@@ -200,7 +206,7 @@ void int8_q4_0_blocks(const GgufBlockQ4_0* const* b, const cpu::Int8Activations&
     offset[r] = 0;
   }
   for (size_t i = first; i < blocks; ++i) {
-    prefetch_next_rows<R>(b, blocks, i);
+    prefetch_ahead<R>(b, blocks, i);
     const auto x_lo = hn::LoadU(ds16, x.q + 32 * i);
     const auto x_hi = hn::LoadU(ds16, x.q + 32 * i + 16);
     hn::Vec<decltype(dq4)> acc[R];
@@ -236,7 +242,7 @@ void int8_q4_0(const GgufBlockQ4_0* const* b, const cpu::Int8Activations& x, siz
   for (size_t r = 0; r < R; ++r) total[r] = _mm512_setzero_ps();
   size_t i = 0;
   for (; i + 2 <= blocks; i += 2) {
-    prefetch_next_rows<R>(b, blocks, i);  // block i + 1 shares its line or the next pair's prefetch
+    prefetch_ahead<R>(b, blocks, i);  // block i + 1 shares its line or the next pair's prefetch
     const auto xv = hn::LoadU(ds, x.q + 32 * i);
     const auto minus_sums = hn::Neg(hn::ShiftLeft<3>(dot4(hn::Zero(dq), hn::Set(d8, 1), xv)));
     const __m512 factors = pair_factors<R>(b, i, x);
@@ -272,9 +278,25 @@ using DWF = hn::Repartition<float, DW>;
 
 // The codes at bytes [o, o + lanes) of a 64-element chunk of Q4_K whose 32
 // bytes are at qs: low nibbles below o = 32, high ones from there.
+// On VNNI the high nibbles stay in place, 16 q (vpdpbusd has no int16 step
+// to saturate), and their sub-blocks' factors are divided by 16 instead
+// (exactly: a power of two), which saves a shift per 64 codes.
+#if HWY_TARGET == HWY_AVX3_DL
+constexpr bool kHighNibblesTimes16 = true;
+#else
+constexpr bool kHighNibblesTimes16 = false;
+#endif
+
 HWY_INLINE hn::Vec<DW> chunk_nibbles(const uint8_t* qs, size_t o) {
   const DW d;
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+#if HWY_TARGET == HWY_AVX3_DL
+  // The 32 bytes twice: low nibbles of the first copy, high ones of the second.
+  (void)o;
+  (void)d;
+  const __m512i both = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs)));
+  const __m512i nibbles = _mm512_inserti64x4(_mm512_set1_epi8(0x0F), _mm256_set1_epi8(static_cast<char>(0xF0)), 1);
+  return hn::Vec<DW>{_mm512_and_si512(both, nibbles)};
+#elif HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   // The 32 bytes twice, the upper copy shifted down by four bits (o is 0).
   (void)o;
   constexpr int64_t kFour = 0x0004000400040004;
@@ -314,6 +336,8 @@ template <size_t R, typename Block>
 HWY_INLINE void k4_block_terms(const Block* const* b, size_t i, const cpu::Int8Activations& x, hn::Vec<DF>* factors,
                                float (*)[16], hn::Vec<DF>* mins) {
   static_assert(R <= 4);
+  // Q4_K's odd sub-blocks are its high nibbles (see chunk_nibbles).
+  constexpr bool kOddOver16 = kHighNibblesTimes16 && std::is_same_v<Block, GgufBlockQ4K>;
   const auto scales_of = [&](size_t r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(b[r][i].scales)); };
   __m512i packed = _mm512_castsi128_si512(scales_of(0));
   if constexpr (R > 1) packed = _mm512_inserti32x4(packed, scales_of(1), 1);
@@ -343,8 +367,10 @@ HWY_INLINE void k4_block_terms(const Block* const* b, size_t i, const cpu::Int8A
   const __m128i halves_vector = _mm_set_epi64x(static_cast<int64_t>(halves[1]), static_cast<int64_t>(halves[0]));
   const __m512 d_dmin = _mm512_castps256_ps512(_mm256_cvtph_ps(halves_vector));
   // x's side: the 8 sub-blocks' scales, then their float sums.
-  const __m512 x_terms = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(x.scale + 8 * i)),
-                                            _mm256_loadu_ps(x.sums + 8 * i), 1);
+  __m512 x_terms = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(x.scale + 8 * i)),
+                                      _mm256_loadu_ps(x.sums + 8 * i), 1);
+  if constexpr (kOddOver16) x_terms = _mm512_mul_ps(x_terms, _mm512_setr_ps(1, 0.0625f, 1, 0.0625f, 1, 0.0625f, 1,
+                                                                            0.0625f, 1, 1, 1, 1, 1, 1, 1, 1));
   const auto row_terms = [&](auto r_constant) {
     constexpr int r = decltype(r_constant)::value;
     const __m512i d_or_dmin = _mm512_set_epi32(2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r + 1,
@@ -407,7 +433,7 @@ void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks
   }
   HWY_ALIGN uint8_t q[kFiveBits ? R : 1][256];
   for (size_t i = 0; i < blocks; ++i) {
-    prefetch_next_rows<R>(b, blocks, i);
+    prefetch_ahead<R>(b, blocks, i);
     if constexpr (kFiveBits) {
       for (size_t r = 0; r < R; ++r) {
         decode_q5_k_chunk<0>(b[r][i], q[r]);
@@ -478,7 +504,7 @@ void int8_q6_k(const GgufBlockQ6K* const* b, const cpu::Int8Activations& x, size
   }
   HWY_ALIGN uint8_t q[R][256];
   for (size_t i = 0; i < blocks; ++i) {
-    prefetch_next_rows<R>(b, blocks, i);
+    prefetch_ahead<R>(b, blocks, i);
     HWY_ALIGN float d[4];
     block_scales<R>(b, i, d);
     HWY_ALIGN float factor[R][16];
