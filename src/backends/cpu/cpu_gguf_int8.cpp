@@ -486,8 +486,32 @@ HWY_INLINE hn::Vec<DWF> group_factors(hn::Vec<DF> factors, const float* factor, 
   }
 }
 
-// Q6_K: the codes q (0..63) assembled per block; the offset -32 goes through
-// x's code sums per group of 16.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// On AVX-512, Q6_K's 64 codes at byte o (a multiple of 64) of a block straight
+// from ql and qh, with no per-block buffer: elements 128h + 64m + [0, 64) take
+// their low four bits from the 64 bytes ql[64h, +64) (low nibbles for m = 0,
+// high ones for m = 1) and their top two from qh[32h, +32), read twice, bits
+// 2k and 2k + 1 for k = 2m below the middle and 2m + 1 above. Rotating each
+// dword left by 4 - 2k brings those bits to bits 4 and 5 of their own byte.
+constexpr bool kQ6KCodesInRegisters = true;
+HWY_INLINE hn::Vec<DW> q6_k_codes(const GgufBlockQ6K& b, size_t o) {
+  const size_t h = o / 128, m = o / 64 % 2;
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  const __m512i ql = _mm512_loadu_si512(b.ql + 64 * h);
+  const __m512i low = _mm512_and_si512(m == 0 ? ql : _mm512_srli_epi16(ql, 4), nibble);
+  const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh + 32 * h)));
+  const __m512i rotations = m == 0 ? _mm512_setr_epi32(4, 4, 4, 4, 4, 4, 4, 4, 2, 2, 2, 2, 2, 2, 2, 2)
+                                   : _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 30, 30, 30, 30, 30, 30, 30, 30);
+  const __m512i high = _mm512_rolv_epi32(qh, rotations);
+  return hn::Vec<DW>{_mm512_ternarylogic_epi32(low, high, _mm512_set1_epi8(0x30), 0xF8)};  // low | (high & 0x30)
+}
+#else
+constexpr bool kQ6KCodesInRegisters = false;
+HWY_INLINE hn::Vec<DW> q6_k_codes(const GgufBlockQ6K&, size_t) { return hn::Zero(DW()); }
+#endif
+
+// Q6_K: the codes q (0..63) assembled per block (or, on AVX-512, per vector
+// from ql and qh); the offset -32 goes through x's code sums per group of 16.
 template <size_t R>
 void int8_q6_k(const GgufBlockQ6K* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
   const DW db;
@@ -502,7 +526,7 @@ void int8_q6_k(const GgufBlockQ6K* const* b, const cpu::Int8Activations& x, size
     total[r] = hn::Zero(df);
     offsets[r] = hn::Zero(df16);
   }
-  HWY_ALIGN uint8_t q[R][256];
+  HWY_ALIGN uint8_t q[kQ6KCodesInRegisters ? 1 : R][256];
   for (size_t i = 0; i < blocks; ++i) {
     prefetch_ahead<R>(b, blocks, i);
     HWY_ALIGN float d[4];
@@ -510,7 +534,7 @@ void int8_q6_k(const GgufBlockQ6K* const* b, const cpu::Int8Activations& x, size
     HWY_ALIGN float factor[R][16];
     hn::Vec<DF> factors[R];
     for (size_t r = 0; r < R; ++r) {
-      decode_q6_k<0>(b[r][i], q[r]);
+      if constexpr (!kQ6KCodesInRegisters) decode_q6_k<0>(b[r][i], q[r]);
       for (size_t g = 0; g < 16; g += hn::Lanes(df16)) {  // d * scales[g] * x's scale
         const auto sc = hn::ConvertTo(df16, hn::PromoteTo(DI(), hn::LoadU(DI8(), b[r][i].scales + g)));
         const auto f = hn::Mul(hn::Mul(hn::Set(df16, d[r]), sc), hn::LoadU(df16, x.group_scale + 16 * i + g));
@@ -523,7 +547,8 @@ void int8_q6_k(const GgufBlockQ6K* const* b, const cpu::Int8Activations& x, size
     for (size_t o = 0; o < 256; o += n) {
       const auto xv = hn::LoadU(ds, xq + o);
       for (size_t r = 0; r < R; ++r) {
-        const auto sums = hn::ConvertTo(df, dot4(hn::Zero(dq), hn::Load(db, q[r] + o), xv));
+        const auto codes = kQ6KCodesInRegisters ? q6_k_codes(b[r][i], o) : hn::Load(db, q[r] + o);
+        const auto sums = hn::ConvertTo(df, dot4(hn::Zero(dq), codes, xv));
         total[r] = hn::MulAdd(sums, group_factors(factors[r], factor[r], o), total[r]);
       }
     }
