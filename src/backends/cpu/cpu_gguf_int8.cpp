@@ -415,11 +415,37 @@ HWY_INLINE float k4_result(hn::Vec<DF> total, hn::Vec<DF> mins) {
 }
 #endif
 
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// On AVX-512, Q5_K's 64 codes of chunk c straight from qs and qh, with no
+// per-block buffer: the chunk's 32 bytes of qs twice (the upper copy shifted
+// down four bits) for the low four bits, qh twice for the fifth, bit 2c below
+// the middle and 2c + 1 above, each dword rotated left by 4 - bit so it lands
+// on bit 4 of its own byte.
+constexpr bool kQ5KCodesInRegisters = true;
+HWY_INLINE hn::Vec<DW> q5_k_codes(const GgufBlockQ5K& b, size_t o) {
+  const size_t c = o / 64;
+  constexpr int64_t kFour = 0x0004000400040004;
+  const __m512i qs = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c)));
+  const __m512i low = _mm512_and_si512(_mm512_srlv_epi16(qs, _mm512_set_epi64(kFour, kFour, kFour, kFour, 0, 0, 0, 0)),
+                                       _mm512_set1_epi8(0x0F));
+  const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh)));
+  const int below = static_cast<int>((36 - 2 * c) % 32), above = static_cast<int>((35 - 2 * c) % 32);
+  const __m512i rotations = _mm512_setr_epi32(below, below, below, below, below, below, below, below, above, above,
+                                              above, above, above, above, above, above);
+  const __m512i high = _mm512_rolv_epi32(qh, rotations);
+  return hn::Vec<DW>{_mm512_ternarylogic_epi32(low, high, _mm512_set1_epi8(0x10), 0xF8)};  // low | (high & 0x10)
+}
+#else
+constexpr bool kQ5KCodesInRegisters = false;
+HWY_INLINE hn::Vec<DW> q5_k_codes(const GgufBlockQ5K&, size_t) { return hn::Zero(DW()); }
+#endif
+
 // Q4_K and Q5_K: Q4_K's codes straight from its nibbles, Q5_K's five-bit
-// codes first assembled per block.
+// codes assembled per vector on AVX-512, else per block into a buffer.
 template <size_t R, typename Block>
 void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
   constexpr bool kFiveBits = std::is_same_v<Block, GgufBlockQ5K>;
+  constexpr bool kBuffered = kFiveBits && !kQ5KCodesInRegisters;
   const DW db;
   const DWS ds;
   const DWQ dq;
@@ -431,10 +457,10 @@ void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks
     total[r] = hn::Zero(df);
     mins[r] = hn::Zero(DF());
   }
-  HWY_ALIGN uint8_t q[kFiveBits ? R : 1][256];
+  HWY_ALIGN uint8_t q[kBuffered ? R : 1][256];
   for (size_t i = 0; i < blocks; ++i) {
     prefetch_ahead<R>(b, blocks, i);
-    if constexpr (kFiveBits) {
+    if constexpr (kBuffered) {
       for (size_t r = 0; r < R; ++r) {
         decode_q5_k_chunk<0>(b[r][i], q[r]);
         decode_q5_k_chunk<1>(b[r][i], q[r]);
@@ -450,8 +476,10 @@ void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks
       const auto xv = hn::LoadU(ds, xq + o);
       for (size_t r = 0; r < R; ++r) {
         hn::Vec<DW> codes;
-        if constexpr (kFiveBits) {
+        if constexpr (kBuffered) {
           codes = hn::Load(db, q[r] + o);
+        } else if constexpr (kFiveBits) {
+          codes = q5_k_codes(b[r][i], o);
         } else {
           codes = chunk_nibbles(b[r][i].qs + 32 * (o / 64), o % 64);
         }
