@@ -16,6 +16,7 @@ namespace {
 struct CompareOptions {
   qwen35::app::ModelOptions a;
   std::string model_b, kv_dtype_b, backend_b;
+  bool int8_activations_b = false;
   std::string tokens;
   uint32_t random_tokens = 0;
   bool json = false;
@@ -32,14 +33,16 @@ std::vector<int32_t> tokens_to_decode(const CompareOptions& options, uint32_t vo
 
 void run_compare(const CompareOptions& options) {
   using namespace qwen35;
-  if (options.model_b.empty() && options.kv_dtype_b.empty() && options.backend_b.empty()) {
-    fail("nothing to compare: give B a different --model-b, --kv-dtype-b or --backend-b");
+  if (options.model_b.empty() && options.kv_dtype_b.empty() && options.backend_b.empty() &&
+      !options.int8_activations_b) {
+    fail("nothing to compare: give B a different --model-b, --kv-dtype-b or --backend-b, or --int8-activations-b");
   }
   if (options.tokens.empty() == (options.random_tokens == 0)) fail("give exactly one of --tokens and --random-tokens");
   app::ModelOptions b = options.a;
   if (!options.model_b.empty()) b.model_dir = options.model_b;
   if (!options.kv_dtype_b.empty()) b.kv_dtype = options.kv_dtype_b;
   if (!options.backend_b.empty()) b.backend = options.backend_b;
+  if (options.int8_activations_b) b.int8_activations = true;
   const KvDtype kv_a = options.a.parsed_kv_dtype(), kv_b = b.parsed_kv_dtype();
 
   app::LoadedModel model_a = app::load_model(options.a);
@@ -59,8 +62,12 @@ void run_compare(const CompareOptions& options) {
     comparison.add(session_a.decode(token), session_b.decode(token));  // each session owns its logits
   }
 
-  const std::string name_a = fmt::format("{} / {} / kv {}", model_a.description, options.a.backend, kv_dtype_name(kv_a));
-  const std::string name_b = fmt::format("{} / {} / kv {}", model_b.description, b.backend, kv_dtype_name(kv_b));
+  const auto name_of = [](const app::LoadedModel& m, const app::ModelOptions& o, KvDtype kv) {
+    return fmt::format("{} / {}{} / kv {}", m.description, o.backend, o.int8_activations ? " (int8 activations)" : "",
+                       kv_dtype_name(kv));
+  };
+  const std::string name_a = name_of(model_a, options.a, kv_a);
+  const std::string name_b = name_of(model_b, b, kv_b);
   if (options.json) {
     nlohmann::json out = {{"a", name_a},
                           {"b", name_b},
@@ -99,6 +106,8 @@ void add_compare_command(CLI::App& app) {
   command->add_option("--model-b", options->model_b, "B's checkpoint (default: A's)");
   command->add_option("--kv-dtype-b", options->kv_dtype_b, "B's KV cache dtype (default: A's)");
   command->add_option("--backend-b", options->backend_b, "B's backend (default: A's)");
+  command->add_flag("--int8-activations-b", options->int8_activations_b,
+                    "B quantizes activations to 8 bits for GGUF weights (CPU; see --int8-activations)");
   command->add_option("--tokens", options->tokens, "comma-separated token ids to decode");
   command->add_option("--random-tokens", options->random_tokens, "decode this many random token ids (seeded by --seed)");
   command->add_flag("--json", options->json, "print one JSON object");
