@@ -121,6 +121,15 @@ void int8_q8_0_blocks(const GgufBlockQ8_0* const* b, const cpu::Int8Activations&
   for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, total[r]));
 }
 
+// On VNNI the high nibbles stay in place, 16 q (vpdpbusd has no int16 step
+// to saturate), and their factors are divided by 16 instead
+// (exactly: a power of two), which saves a shift per 64 codes.
+#if HWY_TARGET == HWY_AVX3_DL
+constexpr bool kHighNibblesTimes16 = true;
+#else
+constexpr bool kHighNibblesTimes16 = false;
+#endif
+
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 // Q8_0 and Q4_0 on AVX-512 take two blocks (i, i + 1) per vector. The rows'
 // factors d * x's scale: row r of block i in lane r, of block i + 1 in lane 4 + r.
@@ -228,8 +237,9 @@ void int8_q4_0_blocks(const GgufBlockQ4_0* const* b, const cpu::Int8Activations&
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 // Q4_0 on AVX-512, two blocks per vector: each block's 16 bytes twice, the
-// second copy shifted down four bits, so the 64 codes lie in x's order. The
-// offset -8 starts each int32 lane at -8 times the sum of its four x codes.
+// second copy shifted down four bits (on VNNI: masked in place, times 16), so
+// the 64 codes lie in x's order. The offset -8 starts each int32 lane at -8
+// (-128 for a high nibble times 16) times the sum of its four x codes.
 template <size_t R>
 void int8_q4_0(const GgufBlockQ4_0* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
   const hn::Full512<uint8_t> d8;
@@ -238,22 +248,47 @@ void int8_q4_0(const GgufBlockQ4_0* const* b, const cpu::Int8Activations& x, siz
   const auto low4 = hn::Set(d8, 0x0F);
   const __m512i high_shifts = _mm512_setr_epi64(0, 0, 0x0004000400040004, 0x0004000400040004, 0, 0,
                                                 0x0004000400040004, 0x0004000400040004);
+  const __m512i nibble_masks = _mm512_setr_epi64(0x0F0F0F0F0F0F0F0F, 0x0F0F0F0F0F0F0F0F, -0x0F0F0F0F0F0F0F10,
+                                                 -0x0F0F0F0F0F0F0F10, 0x0F0F0F0F0F0F0F0F, 0x0F0F0F0F0F0F0F0F,
+                                                 -0x0F0F0F0F0F0F0F10, -0x0F0F0F0F0F0F0F10);  // 0x0F.., 0xF0..
   __m512 total[R];
   for (size_t r = 0; r < R; ++r) total[r] = _mm512_setzero_ps();
   size_t i = 0;
   for (; i + 2 <= blocks; i += 2) {
     prefetch_ahead<R>(b, blocks, i);  // block i + 1 shares its line or the next pair's prefetch
     const auto xv = hn::LoadU(ds, x.q + 32 * i);
-    const auto minus_sums = hn::Neg(hn::ShiftLeft<3>(dot4(hn::Zero(dq), hn::Set(d8, 1), xv)));
-    const __m512 factors = pair_factors<R>(b, i, x);
+    const auto code_sums = dot4(hn::Zero(dq), hn::Set(d8, 1), xv);
+    __m512 factors = pair_factors<R>(b, i, x);
+    hn::Vec512<int32_t> minus_sums;
+    if constexpr (kHighNibblesTimes16) {
+      // Lanes 8..15: the same factors over 16, for the high nibbles' lanes.
+      const __m256 low_half = _mm512_castps512_ps256(factors);
+      factors = _mm512_insertf32x8(factors, _mm256_mul_ps(low_half, _mm256_set1_ps(0.0625f)), 1);
+      const __m512i by_8_or_128 = _mm512_setr_epi32(3, 3, 3, 3, 7, 7, 7, 7, 3, 3, 3, 3, 7, 7, 7, 7);
+      minus_sums = hn::Neg(hn::Vec512<int32_t>{_mm512_sllv_epi32(code_sums.raw, by_8_or_128)});
+    } else {
+      minus_sums = hn::Neg(hn::ShiftLeft<3>(code_sums));
+    }
     for (size_t r = 0; r < R; ++r) {
       const auto twice = [&](size_t k) {
         return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b[r][i + k].qs)));
       };
       const __m512i pair = _mm512_inserti64x4(_mm512_castsi256_si512(twice(0)), twice(1), 1);
-      const auto codes = hn::And(hn::Vec512<uint8_t>{_mm512_srlv_epi16(pair, high_shifts)}, low4);
+      hn::Vec512<uint8_t> codes;
+      __m512 factor;
+      if constexpr (kHighNibblesTimes16) {
+        codes = hn::Vec512<uint8_t>{_mm512_and_si512(pair, nibble_masks)};
+        const int lo = static_cast<int>(r), hi = static_cast<int>(4 + r);
+        factor = _mm512_permutexvar_ps(
+            _mm512_setr_epi32(lo, lo, lo, lo, lo + 8, lo + 8, lo + 8, lo + 8, hi, hi, hi, hi, hi + 8, hi + 8, hi + 8,
+                              hi + 8),
+            factors);
+      } else {
+        codes = hn::And(hn::Vec512<uint8_t>{_mm512_srlv_epi16(pair, high_shifts)}, low4);
+        factor = row_pair_factors(factors, r);
+      }
       const auto sums = dot4(minus_sums, codes, xv);
-      total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums.raw), row_pair_factors(factors, r), total[r]);
+      total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums.raw), factor, total[r]);
     }
   }
   float last[R];
@@ -278,15 +313,6 @@ using DWF = hn::Repartition<float, DW>;
 
 // The codes at bytes [o, o + lanes) of a 64-element chunk of Q4_K whose 32
 // bytes are at qs: low nibbles below o = 32, high ones from there.
-// On VNNI the high nibbles stay in place, 16 q (vpdpbusd has no int16 step
-// to saturate), and their sub-blocks' factors are divided by 16 instead
-// (exactly: a power of two), which saves a shift per 64 codes.
-#if HWY_TARGET == HWY_AVX3_DL
-constexpr bool kHighNibblesTimes16 = true;
-#else
-constexpr bool kHighNibblesTimes16 = false;
-#endif
-
 HWY_INLINE hn::Vec<DW> chunk_nibbles(const uint8_t* qs, size_t o) {
   const DW d;
 #if HWY_TARGET == HWY_AVX3_DL
