@@ -8,7 +8,10 @@
 // The dot product per target: AVX-512 VNNI's vpdpbusd (Highway's AVX3_DL
 // target, compiled for this file only), AVX2's vpmaddubsw + vpmaddwd, and
 // elsewhere bytes widened by shifts within each int32 lane; the scalar target
-// runs the scalar twin.
+// runs the scalar twin. On AVX-512 each vector holds 64 codes in x's order
+// (a K-quant chunk, or two Q8_0/Q4_0 blocks), assembled in registers from the
+// block's bit planes; narrower targets walk 32 or 16 bytes at a time, Q5_K and
+// Q6_K from a per-block buffer of codes.
 #ifndef HWY_WANT_AVX3_DL
 #define HWY_WANT_AVX3_DL 1  // Ice Lake and later: the VNNI instructions
 #endif
