@@ -48,7 +48,8 @@ HWY_INLINE V byte_of(V v) {
 #endif
 
 // Lane k of acc plus sum_{j < 4} u[4k + j] * s[4k + j], for codes u in
-// [0, 127] and s signed (|s| <= 127). Any width of vector.
+// [0, 127] (any unsigned byte on VNNI) and s signed (|s| <= 127). Any width of
+// vector.
 template <class VQ, class VB, class VS>
 HWY_INLINE VQ dot4(VQ acc, VB u, VS s) {
 #if HWY_TARGET == HWY_AVX3_DL
