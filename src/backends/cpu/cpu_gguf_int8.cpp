@@ -616,62 +616,47 @@ void int8_q6_k(const GgufBlockQ6K* const* b, const cpu::Int8Activations& x, size
   }
 }
 
-// The exported kernels: y[r] = base[r] + row r . x for r in [r0, r1), the rows as bands of four.
+// y[r] = base[r] + row r . x for r in [r0, r1), the rows as bands of four.
 template <typename Block, typename Kernel>
-void int8_rows(const Rows& m, const float* base, float* y, size_t r0, size_t r1, size_t block_size, Kernel kernel) {
+void int8_rows(const Rows& m, const float* base, float* y, size_t r0, size_t r1, Kernel kernel) {
   rows_t<Block, 4>(m, base, y, r0, r1, [&](auto rows_n, const Block* const* b, float* out) {
-    kernel(rows_n, b, *m.int8, m.cols / block_size, out);
+    kernel(rows_n, b, *m.int8, m.row_bytes / sizeof(Block), out);
   });
 }
 
-void Int8RowsQ8_0(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
-  int8_rows<GgufBlockQ8_0>(m, base, y, r0, r1, 32, [](auto rows_n, auto b, const auto& x, size_t blocks, float* out) {
-    int8_q8_0<decltype(rows_n)::value>(b, x, blocks, out);
-  });
-}
-void Int8RowsQ4_0(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
-  int8_rows<GgufBlockQ4_0>(m, base, y, r0, r1, 32, [](auto rows_n, auto b, const auto& x, size_t blocks, float* out) {
-    int8_q4_0<decltype(rows_n)::value>(b, x, blocks, out);
-  });
-}
-void Int8RowsQ4K(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
-  int8_rows<GgufBlockQ4K>(m, base, y, r0, r1, 256, [](auto rows_n, auto b, const auto& x, size_t blocks, float* out) {
+// The exported kernel, one per target, for every GGUF type.
+void Int8Rows(DType type, const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+  const auto k4 = [](auto rows_n, auto b, const auto& x, size_t blocks, float* out) {
     int8_k4<decltype(rows_n)::value>(b, x, blocks, out);
-  });
-}
-void Int8RowsQ5K(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
-  int8_rows<GgufBlockQ5K>(m, base, y, r0, r1, 256, [](auto rows_n, auto b, const auto& x, size_t blocks, float* out) {
-    int8_k4<decltype(rows_n)::value>(b, x, blocks, out);
-  });
-}
-void Int8RowsQ6K(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
-  int8_rows<GgufBlockQ6K>(m, base, y, r0, r1, 256, [](auto rows_n, auto b, const auto& x, size_t blocks, float* out) {
-    int8_q6_k<decltype(rows_n)::value>(b, x, blocks, out);
-  });
+  };
+  switch (type) {
+    case DType::kQ8_0:
+      return int8_rows<GgufBlockQ8_0>(m, base, y, r0, r1, [](auto rows_n, auto b, const auto& x, size_t blocks,
+                                                             float* out) {
+        int8_q8_0<decltype(rows_n)::value>(b, x, blocks, out);
+      });
+    case DType::kQ4_0:
+      return int8_rows<GgufBlockQ4_0>(m, base, y, r0, r1, [](auto rows_n, auto b, const auto& x, size_t blocks,
+                                                             float* out) {
+        int8_q4_0<decltype(rows_n)::value>(b, x, blocks, out);
+      });
+    case DType::kQ4_K: return int8_rows<GgufBlockQ4K>(m, base, y, r0, r1, k4);
+    case DType::kQ5_K: return int8_rows<GgufBlockQ5K>(m, base, y, r0, r1, k4);
+    default:
+      return int8_rows<GgufBlockQ6K>(m, base, y, r0, r1, [](auto rows_n, auto b, const auto& x, size_t blocks,
+                                                            float* out) {
+        int8_q6_k<decltype(rows_n)::value>(b, x, blocks, out);
+      });
+  }
 }
 
 #else  // HWY_TARGET == HWY_SCALAR: the scalar twin.
 
-void twin_rows(DType type, const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+void Int8Rows(DType type, const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
   for (size_t r = r0; r < r1; ++r) {
     const double dot = cpu::int8_row_dot(type, m.w + r * m.row_bytes, *m.int8, m.cols);
     y[r] = (base ? base[r] : 0.0f) + static_cast<float>(dot);
   }
-}
-void Int8RowsQ8_0(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
-  twin_rows(DType::kQ8_0, m, base, y, r0, r1);
-}
-void Int8RowsQ4_0(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
-  twin_rows(DType::kQ4_0, m, base, y, r0, r1);
-}
-void Int8RowsQ4K(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
-  twin_rows(DType::kQ4_K, m, base, y, r0, r1);
-}
-void Int8RowsQ5K(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
-  twin_rows(DType::kQ5_K, m, base, y, r0, r1);
-}
-void Int8RowsQ6K(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
-  twin_rows(DType::kQ6_K, m, base, y, r0, r1);
 }
 #endif  // HWY_TARGET != HWY_SCALAR
 
@@ -681,20 +666,10 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace qwen35::gguf_cpu {
 
-HWY_EXPORT(Int8RowsQ8_0);
-HWY_EXPORT(Int8RowsQ4_0);
-HWY_EXPORT(Int8RowsQ4K);
-HWY_EXPORT(Int8RowsQ5K);
-HWY_EXPORT(Int8RowsQ6K);
+HWY_EXPORT(Int8Rows);
 
 void run_int8_rows(DType type, const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
-  switch (type) {
-    case DType::kQ8_0: return HWY_DYNAMIC_DISPATCH(Int8RowsQ8_0)(m, base, y, r0, r1);
-    case DType::kQ4_0: return HWY_DYNAMIC_DISPATCH(Int8RowsQ4_0)(m, base, y, r0, r1);
-    case DType::kQ4_K: return HWY_DYNAMIC_DISPATCH(Int8RowsQ4K)(m, base, y, r0, r1);
-    case DType::kQ5_K: return HWY_DYNAMIC_DISPATCH(Int8RowsQ5K)(m, base, y, r0, r1);
-    default: return HWY_DYNAMIC_DISPATCH(Int8RowsQ6K)(m, base, y, r0, r1);
-  }
+  HWY_DYNAMIC_DISPATCH(Int8Rows)(type, m, base, y, r0, r1);
 }
 
 }  // namespace qwen35::gguf_cpu
