@@ -267,11 +267,7 @@ class PreparedX {
     if (int8) {
       int8_ = cpu::quantize_activations(x, cols, scratch);
     } else if (needs_sums(type)) {
-      for (uint32_t g = 0; g < cols / 32; ++g) {
-        float s = 0;
-        for (uint32_t k = 0; k < 32; ++k) s += x[32 * g + k];
-        scratch[g] = s;
-      }
+      cpu::sums_per_32(x, cols, scratch);
       sums_ = scratch;
     }
   }

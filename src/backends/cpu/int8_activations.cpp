@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "cpu/cpu_math.h"
 #include "qwen35/error.h"
 #include "qwen35/gguf_quants.h"
 
@@ -24,16 +25,15 @@ Int8Activations quantize_activations(const float* x, size_t cols, float* scratch
   std::fill(scale + cols / 32, sums, 0.0f);
   float* code_sums = sums + cols / 32;
   float* group_scale = code_sums + cols / 16;
+  sums_per_32(x, cols, sums);
   for (size_t b = 0; b < cols / 32; ++b) {
     const float* xb = x + 32 * b;
-    float amax = 0, sum = 0;
+    float amax = 0;
     bool finite = true;
     for (size_t k = 0; k < 32; ++k) {
       finite = finite && std::isfinite(xb[k]);
       amax = std::max(amax, std::fabs(xb[k]));
-      sum += xb[k];
     }
-    sums[b] = sum;
     // A block that is not finite keeps codes 0 and a NaN scale, so every dot
     // that reads it is NaN, as in float arithmetic.
     scale[b] = finite ? amax / 127 : std::numeric_limits<float>::quiet_NaN();
