@@ -25,7 +25,9 @@ struct RoundTripCase {
   double min_top1_agreement;  // fraction of positions whose argmax matches the golden one
 };
 
-std::string case_name(const ::testing::TestParamInfo<RoundTripCase>& info) {
+// "<folder>_<type>" for any case with those two fields.
+template <typename Case>
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
   std::string name = info.param.folder + "_" + dtype_lower_name(info.param.type);
   std::replace(name.begin(), name.end(), '-', '_');
   return name;
@@ -106,7 +108,7 @@ INSTANTIATE_TEST_SUITE_P(
                       RoundTripCase{"tied-flat-sharded", DType::kQ5_K, 1.2, 0.25},
                       RoundTripCase{"tied-flat-sharded", DType::kQ4_K, 1.8, 0.15},
                       RoundTripCase{"tied-flat-sharded", DType::kQ4_0, 2.2, 0.05}),
-    case_name);
+    case_name<RoundTripCase>);
 
 // With int8 activations (BackendOptions::int8_activations) the same GGUF
 // decodes to logits near those of float activations, and as near the golden
@@ -152,11 +154,7 @@ INSTANTIATE_TEST_SUITE_P(Goldens, GgufInt8Activations,
                                            Int8Case{"tied-flat-sharded", DType::kQ8_0, 0.23, 0.2},
                                            Int8Case{"tied-flat-sharded", DType::kQ4_K, 0.75, 1.8},
                                            Int8Case{"tied-flat-sharded", DType::kQ6_K, 0.25, 0.75}),
-                         [](const ::testing::TestParamInfo<Int8Case>& info) {
-                           std::string name = info.param.folder + "_" + dtype_lower_name(info.param.type);
-                           std::replace(name.begin(), name.end(), '-', '_');
-                           return name;
-                         });
+                         case_name<Int8Case>);
 
 // The file holds tiled value heads; reading them with the grouped map (the
 // Hugging Face one) must visibly break tiny, whose 4 value heads share 2 key heads.
