@@ -373,19 +373,8 @@ HWY_INLINE void k4_block_terms(const Block* const* b, size_t i, const cpu::Int8A
   if constexpr (R > 1) packed = _mm512_inserti32x4(packed, scales_of(1), 1);
   if constexpr (R > 2) packed = _mm512_inserti32x4(packed, scales_of(2), 2);
   if constexpr (R > 3) packed = _mm512_inserti32x4(packed, scales_of(3), 3);
-  // As unpack_k4_scales_simd, in each 128-bit lane: 8 scales, then 8 mins.
-  const __m512i low_source = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
-  const __m512i high_source = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7));
-  const __m512i low_mask = _mm512_broadcast_i32x4(_mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 15,
-                                                                15, 15, 15));
-  const __m512i high_mask = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30, 0, 0, 0, 0,
-                                                                 0x30, 0x30, 0x30, 0x30));
-  const __m512i low = _mm512_shuffle_epi8(packed, low_source);
-  const __m512i high = _mm512_shuffle_epi8(packed, high_source);
-  // mins 4..7 (the last four bytes of each lane) take the upper nibble of their low-bits source.
-  const __m512i low_bits = _mm512_mask_blend_epi8(0xF000F000F000F000ull, low, _mm512_srli_epi16(low, 4));
-  const __m512i bytes = _mm512_or_si512(_mm512_and_si512(low_bits, low_mask),
-                                        _mm512_and_si512(_mm512_srli_epi16(high, 2), high_mask));
+  // In each 128-bit lane: 8 scales, then 8 mins.
+  const __m512i bytes = k4_scale_bytes(hn::Full512<uint8_t>(), hn::Vec512<uint8_t>{packed}).raw;
   // d and dmin of every row, as floats 2r and 2r + 1.
   // (Packed in general registers, as in pair_factors.)
   uint64_t halves[2] = {0, 0};

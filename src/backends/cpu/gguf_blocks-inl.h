@@ -95,23 +95,32 @@ HWY_INLINE void unpack_k4_scales(const uint8_t* packed, uint8_t* out) {
 }
 
 #if HWY_TARGET != HWY_SCALAR
-// The same 16 bytes from the 12 packed ones on one 128-bit vector: each output
-// byte gathers its low-bits and its high-bits source byte, then masks and
-// shifts, with no round trip through memory. Reads 16 bytes at `packed` (the
-// codes follow the scales in every K-quant block).
-HWY_INLINE void unpack_k4_scales_simd(const uint8_t* packed, uint8_t* out) {
-  const hn::Full128<uint8_t> d;
+// The same 16 bytes, in each 128-bit block of `packed` from the 12 packed
+// bytes at its start (the next 4 are ignored): each output byte gathers its
+// low-bits and its high-bits source byte, then masks and shifts, with no round
+// trip through memory. Any vector of whole blocks: the integer kernels unpack
+// four rows' scales in one AVX-512 vector.
+template <class D>
+HWY_INLINE hn::Vec<D> k4_scale_bytes(D d, hn::Vec<D> packed) {
   HWY_ALIGN static constexpr uint8_t kLowSource[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11};
   HWY_ALIGN static constexpr uint8_t kHighSource[16] = {0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7};
   HWY_ALIGN static constexpr uint8_t kLowMask[16] = {63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 15, 15, 15, 15};
   HWY_ALIGN static constexpr uint8_t kHighMask[16] = {0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30,
                                                       0, 0, 0, 0, 0x30, 0x30, 0x30, 0x30};
-  const auto v = hn::LoadU(d, packed);
-  const auto low = hn::TableLookupBytes(v, hn::Load(d, kLowSource));
-  const auto high = hn::TableLookupBytes(v, hn::Load(d, kHighSource));
   // mins 4..7 take the upper nibble of their low-bits source, the others its low bits.
-  const auto low_bits = hn::And(hn::IfThenElse(hn::FirstN(d, 12), low, hn::ShiftRight<4>(low)), hn::Load(d, kLowMask));
-  hn::StoreU(hn::Or(low_bits, hn::And(hn::ShiftRight<2>(high), hn::Load(d, kHighMask))), d, out);
+  HWY_ALIGN static constexpr uint8_t kUpperNibble[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF};
+  const auto low = hn::TableLookupBytes(packed, hn::LoadDup128(d, kLowSource));
+  const auto high = hn::TableLookupBytes(packed, hn::LoadDup128(d, kHighSource));
+  const auto upper_nibble = hn::MaskFromVec(hn::LoadDup128(d, kUpperNibble));
+  const auto low_bits = hn::And(hn::IfThenElse(upper_nibble, hn::ShiftRight<4>(low), low), hn::LoadDup128(d, kLowMask));
+  return hn::Or(low_bits, hn::And(hn::ShiftRight<2>(high), hn::LoadDup128(d, kHighMask)));
+}
+
+// One block's: reads 16 bytes at `packed` (the codes follow the scales in
+// every K-quant block).
+HWY_INLINE void unpack_k4_scales_simd(const uint8_t* packed, uint8_t* out) {
+  const hn::Full128<uint8_t> d;
+  hn::StoreU(k4_scale_bytes(d, hn::LoadU(d, packed)), d, out);
 }
 #endif
 
