@@ -16,7 +16,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "cpu/row_bands.h"
 #include "cpu/simd.h"
 #include "qwen35/dtype.h"
 
@@ -58,57 +57,6 @@ HWY_INLINE void prefetch_step(const T* p, size_t bytes, size_t n) {
   for (size_t line = 0; line < 2 * n * sizeof(T); line += 64) hwy::Prefetch(ahead(p, bytes + line));
 }
 
-// Rows per pass of the dense and MLX gemvs: as many as the registers hold with
-// two accumulators each (32 vector registers on AVX-512 and NEON; 16 on the
-// older x86 targets).
-constexpr size_t kGemvBands =
-    (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_EMU128 ||
-     HWY_TARGET == HWY_SCALAR)
-        ? 4
-        : 8;
-
-// out[k] = rows[k] . x for M rows. The rows share each load of x, and two
-// accumulators per row keep 2M independent FMA chains in flight. Each step
-// also prefetches the same columns one row on from every row (the next row of
-// its band, below), about a DRAM latency of work ahead.
-template <size_t M, typename T>
-HWY_INLINE void dot_rows(const T* const* rows, const float* x, size_t cols, float* out) {
-  const DF df;
-  const size_t n = hn::Lanes(df);
-  VF a[M], b[M];
-  for (size_t k = 0; k < M; ++k) a[k] = b[k] = hn::Zero(df);
-  size_t i = 0;
-  for (; i + 2 * n <= cols; i += 2 * n) {
-    for (size_t k = 0; k < M; ++k) prefetch_step(rows[k] + i, cols * sizeof(T), n);
-    const VF x0 = hn::LoadU(df, x + i), x1 = hn::LoadU(df, x + i + n);
-    for (size_t k = 0; k < M; ++k) {
-      a[k] = hn::MulAdd(load(df, rows[k] + i), x0, a[k]);
-      b[k] = hn::MulAdd(load(df, rows[k] + i + n), x1, b[k]);
-    }
-  }
-  for (; i + n <= cols; i += n) {
-    const VF x0 = hn::LoadU(df, x + i);
-    for (size_t k = 0; k < M; ++k) a[k] = hn::MulAdd(load(df, rows[k] + i), x0, a[k]);
-  }
-  for (size_t k = 0; k < M; ++k) {
-    float s = sum(df, hn::Add(a[k], b[k]));
-    for (size_t t = i; t < cols; ++t) s += to_f32(rows[k][t]) * x[t];
-    out[k] = s;
-  }
-}
-
-// Rows as kGemvBands bands (row_bands.h).
-template <typename T>
-void gemv_rows_t(const T* w, const float* x, const float* base, float* y, size_t row_begin, size_t row_end,
-                 size_t cols) {
-  cpu::for_row_bands<kGemvBands>(row_begin, row_end, base, y, [&](auto m, const size_t* index, float* out) {
-    constexpr size_t M = decltype(m)::value;
-    const T* rows[M];
-    for (size_t k = 0; k < M; ++k) rows[k] = w + index[k] * cols;
-    dot_rows<M>(rows, x, cols, out);
-  });
-}
-
 template <typename T>
 float dot_t(const T* a, const float* b, size_t count) {
   const DF df;
@@ -125,6 +73,16 @@ float dot_t(const T* a, const float* b, size_t count) {
   float s = sum(df, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3)));
   for (; i < count; ++i) s += to_f32(a[i]) * b[i];
   return s;
+}
+
+// A task's rows one after another, each a dot product: the task is then one
+// sequential read stream, which the hardware prefetcher serves best. Rows
+// walked side by side (bands, or adjacent rows sharing each load of x) make
+// several streams, and from DRAM ran 15-25% slower here (docs/performance.md).
+template <typename T>
+void gemv_rows_t(const T* w, const float* x, const float* base, float* y, size_t row_begin, size_t row_end,
+                 size_t cols) {
+  for (size_t r = row_begin; r < row_end; ++r) y[r] = (base ? base[r] : 0.0f) + dot_t(w + r * cols, x, cols);
 }
 
 template <typename T>
@@ -181,8 +139,12 @@ HWY_INLINE void sum4(const VF* v, float* out) {
 // pass of M queries keeps M * P independent FMA chains in flight with M + P
 // loads per M * P FMAs (one query and one row, a load per FMA, was bound by
 // the load ports). P = 4 fills 24 of AVX-512's and NEON's 32 registers; 16
-// registers hold P = 2.
-constexpr size_t kScorePositions = kGemvBands / 2;
+// registers (the older x86 targets) hold P = 2.
+constexpr size_t kScorePositions =
+    (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_EMU128 ||
+     HWY_TARGET == HWY_SCALAR)
+        ? 2
+        : 4;
 
 // out[j * out_stride + p] = rows[p] . queries[j] for M queries and P rows of
 // `count` elements, p < P, j < M; each row prefetches `prefetch_bytes` on as it
@@ -560,94 +522,69 @@ using cpu::HWY_NAMESPACE::nibble_table;
 using cpu::HWY_NAMESPACE::nibble_values;
 
 // MLX affine rows: codes widened u8 -> u32 -> f32 in registers (4-bit codes
-// split by a shift and read by nibble_values, matched by x in code order), one vector
-// accumulator per row and group scaled once at the group's end, and the bias
-// term from the precomputed group sums of x. At most 16 lanes, so that a
-// vector never straddles the 16 bytes of a 4-bit block of 32 codes.
-// M rows at a time share each load of x; like the dense gemv's, they come from
-// M bands of the task's rows (row_bands.h), and each group prefetches the same
-// group of the next row in its band. Each row's scales are converted to floats
-// and its bias term summed, on vectors, before its codes are read: converted
-// one group at a time, with the bias product, they made a third of the work of
-// a group of 64 8-bit codes.
-template <size_t M, unsigned Bits, typename T>
-HWY_INLINE void mlx_dot_rows(const MlxRows& w, const size_t* rows, const float* xc, const float* x_sums, float* out) {
+// split by a shift and read by nibble_values, matched by x in code order), two
+// vector accumulators per group (even and odd vectors, or low and high
+// nibbles: two FMA chains) scaled once at the group's end, and the bias term
+// from the precomputed group sums of x. At most 16 lanes, so that a vector
+// never straddles the 16 bytes of a 4-bit block of 32 codes. Rows are walked
+// one after another, one read stream per task, as the dense gemv's. A row's
+// scales are converted to floats and its bias term summed, on vectors, before
+// its codes are read: converted one group at a time, with the bias product,
+// they made a third of the work of a group of 64 8-bit codes.
+template <unsigned Bits, typename T>
+HWY_INLINE float mlx_dot_row(const MlxRows& w, size_t row, const float* xc, const float* x_sums) {
   const hn::CappedTag<float, 16> df;
   const hn::Rebind<uint32_t, decltype(df)> du;
   const hn::Rebind<int32_t, decltype(df)> di;
   const hn::Rebind<uint8_t, decltype(df)> d8;
   const size_t n = hn::Lanes(df);
   const size_t groups = w.cols / w.group_size;
-  const size_t row_bytes = w.cols * Bits / 8;
-  const size_t group_bytes = w.group_size * Bits / 8;
-  const auto* scales = static_cast<const T*>(w.scales);
-  const auto* biases = static_cast<const T*>(w.biases);
   const auto widen = [&](auto codes) { return hn::ConvertTo(df, hn::BitCast(di, codes)); };
-  thread_local std::vector<float> row_scales;  // [M][groups]
-  row_scales.resize(M * groups);
-  const uint8_t* q[M];
-  const float* scale[M];
-  hn::Vec<decltype(df)> total[M];
-  float bias_term[M];
-  for (size_t k = 0; k < M; ++k) {
-    q[k] = reinterpret_cast<const uint8_t*>(w.codes) + rows[k] * row_bytes;
-    total[k] = hn::Zero(df);
-    const T* s = scales + rows[k] * groups;
-    const T* b = biases + rows[k] * groups;
-    float* sf = row_scales.data() + k * groups;
-    hwy::Prefetch(ahead(s, groups * sizeof(T)));
-    hwy::Prefetch(ahead(b, groups * sizeof(T)));
-    auto bias_acc = hn::Zero(df);
-    size_t g = 0;
-    for (; g + n <= groups; g += n) {
-      hn::StoreU(load(df, s + g), df, sf + g);
-      bias_acc = hn::MulAdd(load(df, b + g), hn::LoadU(df, x_sums + g), bias_acc);
-    }
-    bias_term[k] = sum(df, bias_acc);
-    for (; g < groups; ++g) {
-      sf[g] = to_f32(s[g]);
-      bias_term[k] += to_f32(b[g]) * x_sums[g];
-    }
-    scale[k] = sf;
+  const uint8_t* q = reinterpret_cast<const uint8_t*>(w.codes) + row * (w.cols * Bits / 8);
+  const T* s = static_cast<const T*>(w.scales) + row * groups;
+  const T* b = static_cast<const T*>(w.biases) + row * groups;
+  thread_local std::vector<float> scale;
+  scale.resize(groups);
+  auto bias_acc = hn::Zero(df);
+  size_t g = 0;
+  for (; g + n <= groups; g += n) {
+    hn::StoreU(load(df, s + g), df, scale.data() + g);
+    bias_acc = hn::MulAdd(load(df, b + g), hn::LoadU(df, x_sums + g), bias_acc);
   }
-  for (size_t g = 0; g < groups; ++g) {
+  float bias_term = sum(df, bias_acc);
+  for (; g < groups; ++g) {
+    scale[g] = to_f32(s[g]);
+    bias_term += to_f32(b[g]) * x_sums[g];
+  }
+  auto total = hn::Zero(df);
+  for (g = 0; g < groups; ++g) {
     const size_t begin = g * w.group_size, end = begin + w.group_size;
-    hn::Vec<decltype(df)> acc[M];
-    for (size_t k = 0; k < M; ++k) {
-      const uint8_t* group = q[k] + begin * Bits / 8;
-      hwy::Prefetch(ahead(group, row_bytes));  // one line for a group of 64 8-bit codes or 128 4-bit ones
-      for (size_t line = 64; line < group_bytes; line += 64) hwy::Prefetch(ahead(group, row_bytes + line));
-      acc[k] = hn::Zero(df);
-    }
+    auto even = hn::Zero(df), odd = hn::Zero(df);
     if constexpr (Bits == 8) {
-      for (size_t i = begin; i < end; i += n) {
-        const auto x = hn::LoadU(df, xc + i);
-        for (size_t k = 0; k < M; ++k) acc[k] = hn::MulAdd(widen(hn::PromoteTo(du, hn::LoadU(d8, q[k] + i))), x, acc[k]);
+      // Group sizes (32, 64, 128) are multiples of 2n: n is at most 16.
+      for (size_t i = begin; i < end; i += 2 * n) {
+        even = hn::MulAdd(widen(hn::PromoteTo(du, hn::LoadU(d8, q + i))), hn::LoadU(df, xc + i), even);
+        odd = hn::MulAdd(widen(hn::PromoteTo(du, hn::LoadU(d8, q + i + n))), hn::LoadU(df, xc + i + n), odd);
       }
     } else {
       const auto table = nibble_table<0>();
       for (size_t block = begin; block < end; block += 32) {
         for (size_t j = 0; j < 16; j += n) {
-          const auto x_low = hn::LoadU(df, xc + block + j), x_high = hn::LoadU(df, xc + block + 16 + j);
-          for (size_t k = 0; k < M; ++k) {
-            const auto codes = hn::PromoteTo(du, hn::LoadU(d8, q[k] + block / 2 + j));
-            acc[k] = hn::MulAdd(nibble_values<0>(codes, table), x_low, acc[k]);
-            acc[k] = hn::MulAdd(nibble_values<0>(hn::ShiftRight<4>(codes), table), x_high, acc[k]);
-          }
+          const auto codes = hn::PromoteTo(du, hn::LoadU(d8, q + block / 2 + j));
+          even = hn::MulAdd(nibble_values<0>(codes, table), hn::LoadU(df, xc + block + j), even);
+          odd = hn::MulAdd(nibble_values<0>(hn::ShiftRight<4>(codes), table), hn::LoadU(df, xc + block + 16 + j), odd);
         }
       }
     }
-    for (size_t k = 0; k < M; ++k) total[k] = hn::MulAdd(acc[k], hn::Set(df, scale[k][g]), total[k]);
+    total = hn::MulAdd(hn::Add(even, odd), hn::Set(df, scale[g]), total);
   }
-  for (size_t k = 0; k < M; ++k) out[k] = hn::GetLane(hn::SumOfLanes(df, total[k])) + bias_term[k];
+  return hn::GetLane(hn::SumOfLanes(df, total)) + bias_term;
 }
 
 template <unsigned Bits, typename T>
 void mlx_rows_t(const MlxRows& w, const float* xc, const float* x_sums, const float* base, float* y, size_t row_begin,
                 size_t row_end) {
-  cpu::for_row_bands<kGemvBands>(row_begin, row_end, base, y, [&](auto m, const size_t* index, float* out) {
-    mlx_dot_rows<decltype(m)::value, Bits, T>(w, index, xc, x_sums, out);
-  });
+  for (size_t r = row_begin; r < row_end; ++r) y[r] = (base ? base[r] : 0.0f) + mlx_dot_row<Bits, T>(w, r, xc, x_sums);
 }
 
 template <unsigned Bits>
