@@ -8,10 +8,11 @@
 // The dot product per target: AVX-512 VNNI's vpdpbusd (Highway's AVX3_DL
 // target, compiled for this file only), AVX2's vpmaddubsw + vpmaddwd, and
 // elsewhere bytes widened by shifts within each int32 lane; the scalar target
-// runs the scalar twin. On AVX-512 each vector holds 64 codes in x's order
-// (a K-quant chunk, or two Q8_0/Q4_0 blocks), assembled in registers from the
-// block's bit planes; narrower targets walk 32 or 16 bytes at a time, Q5_K and
-// Q6_K from a per-block buffer of codes.
+// runs the scalar twin. On AVX-512 each vector holds 64 codes assembled in
+// registers from the block's bit planes: two Q8_0/Q4_0 blocks, a Q6_K chunk,
+// or for Q4_K/Q5_K a quarter of every sub-block (x's codes reordered to match);
+// narrower targets walk 32 or 16 bytes at a time, Q5_K and Q6_K from a
+// per-block buffer of codes.
 #ifndef HWY_WANT_AVX3_DL
 #define HWY_WANT_AVX3_DL 1  // Ice Lake and later: the VNNI instructions
 #endif
@@ -307,9 +308,7 @@ void int8_q4_0(const GgufBlockQ4_0* const* b, const cpu::Int8Activations& x, siz
 }
 #endif
 
-// Whole vectors of up to 64 bytes: on AVX-512 a 64-element chunk of a
-// K-quant block in one, so each row costs one integer dot, one conversion and
-// one multiply-add per 64 weights.
+// Whole vectors of up to 64 bytes of a K-quant block's codes.
 using DW = hn::CappedTag<uint8_t, 64>;
 using DWS = hn::Repartition<int8_t, DW>;
 using DWQ = hn::Repartition<int32_t, DW>;
@@ -319,42 +318,12 @@ using DWF = hn::Repartition<float, DW>;
 // bytes are at qs: low nibbles below o = 32, high ones from there.
 HWY_INLINE hn::Vec<DW> chunk_nibbles(const uint8_t* qs, size_t o) {
   const DW d;
-#if HWY_TARGET == HWY_AVX3_DL
-  // The 32 bytes twice: low nibbles of the first copy, high ones of the second.
-  (void)o;
-  (void)d;
-  const __m512i both = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs)));
-  const __m512i nibbles = _mm512_inserti64x4(_mm512_set1_epi8(0x0F), _mm256_set1_epi8(static_cast<char>(0xF0)), 1);
-  return hn::Vec<DW>{_mm512_and_si512(both, nibbles)};
-#elif HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  // The 32 bytes twice, the upper copy shifted down by four bits (o is 0).
-  (void)o;
-  constexpr int64_t kFour = 0x0004000400040004;
-  const __m512i both = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs)));
-  const __m512i shifts = _mm512_set_epi64(kFour, kFour, kFour, kFour, 0, 0, 0, 0);
-  return hn::And(hn::Vec<DW>{_mm512_srlv_epi16(both, shifts)}, hn::Set(d, 0x0F));
-#else
   const auto v = hn::LoadU(d, qs + o % 32);
   return o < 32 ? hn::And(v, hn::Set(d, 0x0F)) : hn::ShiftRight<4>(v);
-#endif
 }
 
-// For the int32 lanes of the vector at byte o of a block, the factors of
-// their sub-blocks of 32: factor[j] for j < 8, also lanes 0..7 of `factors`.
-HWY_INLINE hn::Vec<DWF> sub_block_factors(hn::Vec<DF> factors, const float* factor, size_t o) {
-  const DWF df;
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  (void)factor;
-  HWY_ALIGN static constexpr int32_t kSubBlockOfLane[4][16] = {{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1},
-                                                               {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3},
-                                                               {4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5},
-                                                               {6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7}};
-  return hn::TableLookupLanes(factors, hn::SetTableIndices(df, kSubBlockOfLane[o / 64]));
-#else
-  (void)factors;
-  return hn::Set(df, factor[o / 32]);
-#endif
-}
+// The factor of the sub-block of 32 that the vector at byte o of a block lies in.
+HWY_INLINE hn::Vec<DWF> sub_block_factor(const float* factor, size_t o) { return hn::Set(DWF(), factor[o / 32]); }
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 // The per-block terms of R (<= 4) rows of Q4_K/Q5_K on AVX-512, each row's
@@ -435,36 +404,92 @@ HWY_INLINE float k4_result(hn::Vec<DF> total, hn::Vec<DF> mins) {
 #endif
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-// On AVX-512, Q5_K's 64 codes of chunk c straight from qs and qh, with no
-// per-block buffer: the chunk's 32 bytes of qs twice (the upper copy shifted
-// down four bits) for the low four bits, qh twice for the fifth, bit 2c below
-// the middle and 2c + 1 above, each dword rotated left by 4 - bit so it lands
-// on bit 4 of its own byte.
-constexpr bool kQ5KCodesInRegisters = true;
-HWY_INLINE hn::Vec<DW> q5_k_codes(const GgufBlockQ5K& b, size_t o) {
-  const size_t c = o / 64;
-  constexpr int64_t kFour = 0x0004000400040004;
-  const __m512i qs = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c)));
-  const __m512i low = _mm512_and_si512(_mm512_srlv_epi16(qs, _mm512_set_epi64(kFour, kFour, kFour, kFour, 0, 0, 0, 0)),
-                                       _mm512_set1_epi8(0x0F));
-  const __m512i qh = _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh)));
-  const int below = static_cast<int>((36 - 2 * c) % 32), above = static_cast<int>((35 - 2 * c) % 32);
-  const __m512i rotations = _mm512_setr_epi32(below, below, below, below, below, below, below, below, above, above,
-                                              above, above, above, above, above, above);
-  const __m512i high = _mm512_rolv_epi32(qh, rotations);
-  return hn::Vec<DW>{_mm512_ternarylogic_epi32(low, high, _mm512_set1_epi8(0x10), 0xF8)};  // low | (high & 0x10)
+// Q4_K and Q5_K on AVX-512: a block's 256 codes as four vectors t whose int32
+// lane L always covers sub-block L % 8, four codes at 8t + 4 (L / 8) within it
+// (x's codes come in the same order: Int8Activations::q_k4). One integer
+// accumulator per row then takes the block's four dots, and is converted and
+// scaled once per block, the factors of lanes L and L + 8 alike; vectors of 64
+// consecutive codes, two sub-blocks each, cost a conversion, a lane permute
+// for the factors and a multiply-add per 64 codes.
+//
+// Sub-block s's codes are the low (s even) or high (s odd) nibbles of the 32
+// bytes qs[32 (s / 2), +32), so lane L of vector t is dword 2t + L / 8 of that
+// region, picked from the block's 128 bytes of qs by one two-source permute.
+template <size_t t>
+HWY_INLINE __m512i k4_lane_dwords(__m512i qs_low, __m512i qs_high) {
+  constexpr int k = 2 * static_cast<int>(t);
+  const __m512i index =
+      _mm512_setr_epi32(k, k, 8 + k, 8 + k, 16 + k, 16 + k, 24 + k, 24 + k, k + 1, k + 1, 9 + k, 9 + k, 17 + k,
+                        17 + k, 25 + k, 25 + k);
+  return _mm512_permutex2var_epi32(qs_low, index, qs_high);
 }
-#else
-constexpr bool kQ5KCodesInRegisters = false;
-HWY_INLINE hn::Vec<DW> q5_k_codes(const GgufBlockQ5K&, size_t) { return hn::Zero(DW()); }
-#endif
 
-// Q4_K and Q5_K: Q4_K's codes straight from its nibbles, Q5_K's five-bit
-// codes assembled per vector on AVX-512, else per block into a buffer.
+// Vector t's codes of a Q4_K or Q5_K block (lanes of odd sub-blocks on VNNI:
+// 16 times their code, with kOddOver16 factors).
+template <size_t t, typename Block>
+HWY_INLINE hn::Vec<DW> k4_lane_codes(const Block& b, __m512i qs_low, __m512i qs_high, __m512i qh) {
+  const __m512i dwords = k4_lane_dwords<t>(qs_low, qs_high);
+  if constexpr (std::is_same_v<Block, GgufBlockQ4K> && kHighNibblesTimes16) {
+    const __m512i nibbles = _mm512_set1_epi64(static_cast<int64_t>(0xF0F0F0F00F0F0F0F));
+    return hn::Vec<DW>{_mm512_and_si512(dwords, nibbles)};
+  } else {
+    (void)b;
+    const __m512i low = _mm512_and_si512(_mm512_srlv_epi32(dwords, _mm512_set1_epi64(int64_t{4} << 32)),
+                                         _mm512_set1_epi8(0x0F));
+    if constexpr (std::is_same_v<Block, GgufBlockQ4K>) {
+      return hn::Vec<DW>{low};
+    } else {
+      // The fifth bit: bit s of qh's bytes [8t + 4 (L / 8), +4), for every
+      // sub-block s the same dword, rotated left by 4 - s to bit 4 of each byte.
+      constexpr int k = 2 * static_cast<int>(t);
+      const __m512i bits = _mm512_permutexvar_epi32(
+          _mm512_setr_epi32(k, k, k, k, k, k, k, k, k + 1, k + 1, k + 1, k + 1, k + 1, k + 1, k + 1, k + 1), qh);
+      const __m512i high = _mm512_rolv_epi32(bits, _mm512_setr_epi32(4, 3, 2, 1, 0, 31, 30, 29, 4, 3, 2, 1, 0, 31,
+                                                                     30, 29));
+      return hn::Vec<DW>{_mm512_ternarylogic_epi32(low, high, _mm512_set1_epi8(0x10), 0xF8)};  // low | (high & 0x10)
+    }
+  }
+}
+
 template <size_t R, typename Block>
 void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
-  constexpr bool kFiveBits = std::is_same_v<Block, GgufBlockQ5K>;
-  constexpr bool kBuffered = kFiveBits && !kQ5KCodesInRegisters;
+  const DWS ds;
+  const DWQ dq;
+  __m512 total[R];
+  hn::Vec<DF> mins[R];
+  for (size_t r = 0; r < R; ++r) {
+    total[r] = _mm512_setzero_ps();
+    mins[r] = hn::Zero(DF());
+  }
+  for (size_t i = 0; i < blocks; ++i) {
+    prefetch_ahead<R>(b, blocks, i);
+    hn::Vec<DF> factors[R];
+    k4_block_terms<R>(b, i, x, factors, nullptr, mins);
+    const int8_t* xq = x.q_k4 + 256 * i;
+    const auto x0 = hn::LoadU(ds, xq), x1 = hn::LoadU(ds, xq + 64), x2 = hn::LoadU(ds, xq + 128),
+               x3 = hn::LoadU(ds, xq + 192);
+    for (size_t r = 0; r < R; ++r) {
+      const Block& block = b[r][i];
+      const __m512i qs_low = _mm512_loadu_si512(block.qs), qs_high = _mm512_loadu_si512(block.qs + 64);
+      __m512i qh = _mm512_setzero_si512();
+      if constexpr (std::is_same_v<Block, GgufBlockQ5K>) {
+        qh = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.qh)));
+      }
+      auto acc = dot4(hn::Zero(dq), k4_lane_codes<0>(block, qs_low, qs_high, qh), x0);
+      acc = dot4(acc, k4_lane_codes<1>(block, qs_low, qs_high, qh), x1);
+      acc = dot4(acc, k4_lane_codes<2>(block, qs_low, qs_high, qh), x2);
+      acc = dot4(acc, k4_lane_codes<3>(block, qs_low, qs_high, qh), x3);
+      const __m512 factor = _mm512_shuffle_f32x4(factors[r].raw, factors[r].raw, 0x44);  // lanes 0..7 twice
+      total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc.raw), factor, total[r]);
+    }
+  }
+  for (size_t r = 0; r < R; ++r) out[r] = k4_result(hn::Vec<DF>{total[r]}, mins[r]);
+}
+#else
+// Elsewhere vectors of up to 32 consecutive codes: Q4_K's straight from its
+// nibbles, Q5_K's assembled per block into a buffer.
+template <size_t R, typename Block>
+void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
   const DW db;
   const DWS ds;
   const DWQ dq;
@@ -476,10 +501,10 @@ void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks
     total[r] = hn::Zero(df);
     mins[r] = hn::Zero(DF());
   }
-  HWY_ALIGN uint8_t q[kBuffered ? R : 1][256];
+  HWY_ALIGN uint8_t q[std::is_same_v<Block, GgufBlockQ5K> ? R : 1][256];
   for (size_t i = 0; i < blocks; ++i) {
     prefetch_ahead<R>(b, blocks, i);
-    if constexpr (kBuffered) {
+    if constexpr (std::is_same_v<Block, GgufBlockQ5K>) {
       for (size_t r = 0; r < R; ++r) {
         decode_q5_k_chunk<0>(b[r][i], q[r]);
         decode_q5_k_chunk<1>(b[r][i], q[r]);
@@ -495,20 +520,19 @@ void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks
       const auto xv = hn::LoadU(ds, xq + o);
       for (size_t r = 0; r < R; ++r) {
         hn::Vec<DW> codes;
-        if constexpr (kBuffered) {
+        if constexpr (std::is_same_v<Block, GgufBlockQ5K>) {
           codes = hn::Load(db, q[r] + o);
-        } else if constexpr (kFiveBits) {
-          codes = q5_k_codes(b[r][i], o);
         } else {
           codes = chunk_nibbles(b[r][i].qs + 32 * (o / 64), o % 64);
         }
         const auto sums = hn::ConvertTo(df, dot4(hn::Zero(dq), codes, xv));
-        total[r] = hn::MulAdd(sums, sub_block_factors(factors[r], factor[r], o), total[r]);
+        total[r] = hn::MulAdd(sums, sub_block_factor(factor[r], o), total[r]);
       }
     }
   }
   for (size_t r = 0; r < R; ++r) out[r] = k4_result(total[r], mins[r]);
 }
+#endif
 
 // For the int32 lanes of the vector at byte o of a Q6_K block, the factors of
 // their groups of 16 elements (four lanes each): factor[g] for g < 16, also

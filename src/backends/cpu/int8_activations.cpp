@@ -13,14 +13,15 @@
 namespace qwen35::cpu {
 
 size_t int8_activation_floats(size_t cols) {
-  // codes (4 per float), scales (padded: the kernels read 16 from each block of 256), sums, code sums,
-  // group scales
-  return cols / 4 + (cols / 32 + 16) + cols / 32 + 2 * (cols / 16);
+  // codes twice (4 per float), scales (padded: the kernels read 16 from each block of 256), sums, code
+  // sums, group scales
+  return 2 * (cols / 4) + (cols / 32 + 16) + cols / 32 + 2 * (cols / 16);
 }
 
 Int8Activations quantize_activations(const float* x, size_t cols, float* scratch) {
   auto* q = reinterpret_cast<int8_t*>(scratch);
-  float* scale = scratch + cols / 4;
+  auto* q_k4 = reinterpret_cast<int8_t*>(scratch + cols / 4);
+  float* scale = scratch + 2 * (cols / 4);
   float* sums = scale + cols / 32 + 16;
   std::fill(scale + cols / 32, sums, 0.0f);
   float* code_sums = sums + cols / 32;
@@ -53,7 +54,15 @@ Int8Activations quantize_activations(const float* x, size_t cols, float* scratch
       group_scale[2 * b + g] = scale[b];
     }
   }
-  return Int8Activations{.q = q, .scale = scale, .sums = sums, .code_sums = code_sums, .group_scale = group_scale};
+  for (size_t block = 0; block + 256 <= cols; block += 256) {
+    for (size_t t = 0; t < 4; ++t) {
+      for (size_t lane = 0; lane < 16; ++lane) {
+        const size_t from = block + 32 * (lane % 8) + 8 * t + 4 * (lane / 8);
+        std::memcpy(q_k4 + block + 64 * t + 4 * lane, q + from, 4);
+      }
+    }
+  }
+  return Int8Activations{.q = q, .q_k4 = q_k4, .scale = scale, .sums = sums, .code_sums = code_sums, .group_scale = group_scale};
 }
 
 namespace {

@@ -19,6 +19,8 @@ namespace qwen35::cpu {
 
 struct Int8Activations {
   const int8_t* q;            // cols codes in [-127, 127]
+  const int8_t* q_k4;         // q reordered per 256 for the AVX-512 Q4_K/Q5_K kernels: at 64 t + 4 L + j, code
+                              // 32 (L % 8) + 8 t + 4 (L / 8) + j (t < 4, L < 16, j < 4)
   const float* scale;         // cols / 32: max |x| / 127 per block (NaN where the block is not finite)
   const float* sums;          // cols / 32: float sums of x per block (the Q4_K/Q5_K min terms)
   const float* code_sums;     // cols / 16: sum of q per 16 elements, as floats (the offsets of Q4_0 and Q6_K)
