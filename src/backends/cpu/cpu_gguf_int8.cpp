@@ -427,13 +427,12 @@ HWY_INLINE __m512i k4_lane_dwords(__m512i qs_low, __m512i qs_high) {
 // Vector t's codes of a Q4_K or Q5_K block (lanes of odd sub-blocks on VNNI:
 // 16 times their code, with kOddOver16 factors).
 template <size_t t, typename Block>
-HWY_INLINE hn::Vec<DW> k4_lane_codes(const Block& b, __m512i qs_low, __m512i qs_high, __m512i qh) {
+HWY_INLINE hn::Vec<DW> k4_lane_codes(__m512i qs_low, __m512i qs_high, __m512i qh) {
   const __m512i dwords = k4_lane_dwords<t>(qs_low, qs_high);
   if constexpr (std::is_same_v<Block, GgufBlockQ4K> && kHighNibblesTimes16) {
     const __m512i nibbles = _mm512_set1_epi64(static_cast<int64_t>(0xF0F0F0F00F0F0F0F));
     return hn::Vec<DW>{_mm512_and_si512(dwords, nibbles)};
   } else {
-    (void)b;
     const __m512i low = _mm512_and_si512(_mm512_srlv_epi32(dwords, _mm512_set1_epi64(int64_t{4} << 32)),
                                          _mm512_set1_epi8(0x0F));
     if constexpr (std::is_same_v<Block, GgufBlockQ4K>) {
@@ -475,10 +474,10 @@ void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks
       if constexpr (std::is_same_v<Block, GgufBlockQ5K>) {
         qh = _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block.qh)));
       }
-      auto acc = dot4(hn::Zero(dq), k4_lane_codes<0>(block, qs_low, qs_high, qh), x0);
-      acc = dot4(acc, k4_lane_codes<1>(block, qs_low, qs_high, qh), x1);
-      acc = dot4(acc, k4_lane_codes<2>(block, qs_low, qs_high, qh), x2);
-      acc = dot4(acc, k4_lane_codes<3>(block, qs_low, qs_high, qh), x3);
+      auto acc = dot4(hn::Zero(dq), k4_lane_codes<0, Block>(qs_low, qs_high, qh), x0);
+      acc = dot4(acc, k4_lane_codes<1, Block>(qs_low, qs_high, qh), x1);
+      acc = dot4(acc, k4_lane_codes<2, Block>(qs_low, qs_high, qh), x2);
+      acc = dot4(acc, k4_lane_codes<3, Block>(qs_low, qs_high, qh), x3);
       const __m512 factor = _mm512_shuffle_f32x4(factors[r].raw, factors[r].raw, 0x44);  // lanes 0..7 twice
       total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc.raw), factor, total[r]);
     }
