@@ -120,6 +120,6 @@ target_sources(qwen35_backends PRIVATE
   vulkan/vulkan_pipelines.cpp
 )
 target_include_directories(qwen35_backends PRIVATE ${qwen35_vk_out})
-target_link_libraries(qwen35_backends PRIVATE Vulkan::Vulkan)
+target_link_libraries(qwen35_backends PRIVATE Vulkan::Vulkan ${CMAKE_DL_LIBS})
 target_compile_definitions(qwen35_backends PRIVATE QWEN35_HAVE_VULKAN)
 set_property(GLOBAL PROPERTY QWEN35_VULKAN_BUILT TRUE)  # tests/backends adds the Vulkan-only tests

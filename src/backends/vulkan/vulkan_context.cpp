@@ -1,16 +1,46 @@
 // Instance and device creation for the Vulkan backend (see vulkan_context.h).
 #include "vulkan/vulkan_context.h"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
+#include <link.h>
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "qwen35/error.h"
 
 namespace qwen35::vulkan {
 namespace {
+
+// The paths of the shared libraries mapped now.
+std::vector<std::string> loaded_libraries() {
+  std::vector<std::string> paths;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0') {
+          static_cast<std::vector<std::string>*>(out)->emplace_back(info->dlpi_name);
+        }
+        return 0;
+      },
+      &paths);
+  return paths;
+}
+
+// Keeps the libraries mapped since `before` (the driver and what it loaded)
+// for the life of the process. Drivers set up process-wide state once
+// (lavapipe's CPU detection, under pthread_once) in their own globals; the
+// loader's dlclose at vkDestroyInstance would unmap those globals, orphaning
+// that state (LeakSanitizer reports it as a leak), and the next Context would
+// load the driver and set it all up again.
+void keep_loaded_since(const std::vector<std::string>& before) {
+  for (const std::string& path : loaded_libraries()) {
+    if (std::find(before.begin(), before.end(), path) != before.end()) continue;
+    dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);  // the handle is kept on purpose
+  }
+}
 
 VkInstance create_instance() {
   const VkApplicationInfo app{.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
@@ -121,10 +151,12 @@ void check(VkResult result, std::string_view what) {
 }
 
 Context::Context(int device_index) {
+  const std::vector<std::string> before = loaded_libraries();
   instance_ = create_instance();
   try {
     uint32_t count = 0;
     check(vkEnumeratePhysicalDevices(instance_, &count, nullptr), "vkEnumeratePhysicalDevices");
+    keep_loaded_since(before);
     std::vector<VkPhysicalDevice> devices(count);
     check(vkEnumeratePhysicalDevices(instance_, &count, devices.data()), "vkEnumeratePhysicalDevices");
     if (count == 0) throw DeviceUnavailable("no Vulkan device found (the driver lists none)");
