@@ -489,6 +489,7 @@ void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks
 // nibbles, Q5_K's assembled per block into a buffer.
 template <size_t R, typename Block>
 void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
+  constexpr bool kFiveBits = std::is_same_v<Block, GgufBlockQ5K>;
   const DW db;
   const DWS ds;
   const DWQ dq;
@@ -500,10 +501,10 @@ void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks
     total[r] = hn::Zero(df);
     mins[r] = hn::Zero(DF());
   }
-  HWY_ALIGN uint8_t q[std::is_same_v<Block, GgufBlockQ5K> ? R : 1][256];
+  HWY_ALIGN uint8_t q[kFiveBits ? R : 1][256];
   for (size_t i = 0; i < blocks; ++i) {
     prefetch_ahead<R>(b, blocks, i);
-    if constexpr (std::is_same_v<Block, GgufBlockQ5K>) {
+    if constexpr (kFiveBits) {
       for (size_t r = 0; r < R; ++r) {
         decode_q5_k_chunk<0>(b[r][i], q[r]);
         decode_q5_k_chunk<1>(b[r][i], q[r]);
@@ -519,7 +520,7 @@ void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks
       const auto xv = hn::LoadU(ds, xq + o);
       for (size_t r = 0; r < R; ++r) {
         hn::Vec<DW> codes;
-        if constexpr (std::is_same_v<Block, GgufBlockQ5K>) {
+        if constexpr (kFiveBits) {
           codes = hn::Load(db, q[r] + o);
         } else {
           codes = chunk_nibbles(b[r][i].qs + 32 * (o / 64), o % 64);

@@ -25,8 +25,9 @@ constexpr simd::WeightType weight_type() {
 // Rows per gemv task, for `rows` rows of row_bytes on `threads` threads: about
 // 512 KB of weights, but at least two tasks per thread, a multiple of 8 rows.
 // A task is one read stream (the dense and MLX gemvs) or 4 (the GGUF ones, in
-// bands; row_bands.h) of tens of KB or more. Without the second bound a 1024 x 1024 Q4_K matrix (576 KB) was
-// two tasks of 904 and 120 rows, one thread doing nearly all of it.
+// bands; row_bands.h) of tens of KB or more. Without the second bound a 1024 x
+// 1024 Q4_K matrix (576 KB) was two tasks of 904 and 120 rows, one thread doing
+// nearly all of it.
 inline size_t gemv_row_grain(size_t row_bytes, size_t rows, size_t threads) {
   const size_t by_bytes = (size_t{512} << 10) / std::max<size_t>(row_bytes, 1);
   const size_t by_threads = rows / (2 * std::max<size_t>(threads, 1));
