@@ -24,8 +24,11 @@ constexpr std::string_view kMlxPrefix = "language_model.model.";
 constexpr std::string_view kMlxLmHead = "language_model.lm_head.weight";
 
 
+// mlx-lm quantizes every Linear and Embedding: the `*_proj` ones, and the
+// Gated DeltaNet input projections `in_proj_qkv`, `in_proj_z`, `in_proj_a`, `in_proj_b`.
 bool is_quantizable(std::string_view rest, const TensorView& t, bool is_lm_head, uint32_t group_size) {
-  const bool linear = is_lm_head || rest == "embed_tokens.weight" || rest.ends_with("_proj.weight");
+  const bool in_proj = rest.find("linear_attn.in_proj_") != std::string_view::npos && rest.ends_with(".weight");
+  const bool linear = is_lm_head || rest == "embed_tokens.weight" || rest.ends_with("_proj.weight") || in_proj;
   return linear && is_float_dtype(t.dtype) && t.shape.size() == 2 && t.shape[1] % group_size == 0;
 }
 

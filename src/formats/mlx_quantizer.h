@@ -11,8 +11,9 @@
 
 namespace qwen35 {
 
-// Rules: every 2-D float `*_proj.weight`, `embed_tokens.weight` and the lm_head
-// whose row length the group size divides is quantized (scales and biases in
+// Rules: every 2-D float `*_proj.weight`, `linear_attn.in_proj_*.weight`,
+// `embed_tokens.weight` and the lm_head whose row length the group size
+// divides is quantized (scales and biases in
 // the source dtype); the rest is copied, with the sanitize transforms mlx-lm
 // applies: names `language_model.model.*` / `language_model.lm_head.weight`,
 // conv1d as [C, K, 1], zero-centred norms with the +1 baked in (stored F32 so

@@ -84,18 +84,18 @@ TEST_P(MlxRoundTrip, LogitsStayNearTheGolden) {
 
 // Bounds: the measured values in docs/accuracy.md times about 2 (relative
 // error) and a few positions below the measured agreement. Random-weight
-// goldens amplify weight noise strongly: 8-bit stays close (29-31 of 32 and
-// 45 of 48 argmaxes agree), 4-bit does not (0.54-0.94 relative error, 6-15 of
+// goldens amplify weight noise strongly: 8-bit stays close (27-28 of 32 and
+// 45 of 48 argmaxes agree), 4-bit does not (0.67-0.89 relative error, 3-9 of
 // 48 argmaxes), so the 4-bit bounds check that the path works and does not regress,
 // far above chance (1/1024), not that 4 bits is accurate on these models.
 std::vector<RoundTripCase> cases() {
   return {
-      {"tiny", 8, 64, 0.1, 0.85},                 // measured 0.049, 31/32
-      {"tiny", 8, 128, 0.1, 0.85},                // measured 0.051, 29/32
-      {"tiny", 4, 64, 1.1, 0.2},                  // measured 0.54, 9/32
-      {"tied-flat-sharded", 8, 64, 0.25, 0.85},   // measured 0.13, 45/48
-      {"tied-flat-sharded", 4, 64, 1.6, 0.08},    // measured 0.83, 6/48
-      {"tied-flat-sharded", 4, 32, 1.6, 0.2},     // measured 0.94, 15/48
+      {"tiny", 8, 64, 0.15, 0.75},                // measured 0.072, 28/32
+      {"tiny", 8, 128, 0.18, 0.75},               // measured 0.088, 27/32
+      {"tiny", 4, 64, 1.4, 0.09},                 // measured 0.67, 6/32
+      {"tied-flat-sharded", 8, 64, 0.28, 0.85},   // measured 0.136, 45/48
+      {"tied-flat-sharded", 4, 64, 1.8, 0.04},    // measured 0.89, 3/48
+      {"tied-flat-sharded", 4, 32, 1.8, 0.12},    // measured 0.87, 9/48
   };
 }
 
