@@ -253,6 +253,16 @@ void run_rows(DType type, const Rows& m, const float* base, float* y, size_t r0,
 
 bool needs_sums(DType type) { return type == DType::kQ4_K || type == DType::kQ5_K; }
 
+// sums[g] = sum of x[32 g, 32 g + 32), added in order, for g < cols / 32: the
+// K-quants' min terms.
+void sums_per_32(const float* x, size_t cols, float* sums) {
+  for (size_t g = 0; g < cols / 32; ++g) {
+    float s = 0;
+    for (size_t k = 0; k < 32; ++k) s += x[32 * g + k];
+    sums[g] = s;
+  }
+}
+
 size_t row_grain(CpuBackend& cpu, DType type, uint32_t cols, size_t rows) {
   return cpu::gemv_row_grain(dtype_bytes(type, cols), rows, cpu.pool().size());
 }
@@ -267,7 +277,7 @@ class PreparedX {
     if (int8) {
       int8_ = cpu::quantize_activations(x, cols, scratch);
     } else if (needs_sums(type)) {
-      cpu::sums_per_32(x, cols, scratch);
+      sums_per_32(x, cols, scratch);
       sums_ = scratch;
     }
   }

@@ -1,6 +1,6 @@
 // Small helpers shared by the CPU kernels: activations for the few scalar
-// loops, the SIMD weight type of each storage element, how gemvs split their
-// rows into tasks, and x's sums per block of 32.
+// loops, the SIMD weight type of each storage element, and how gemvs split
+// their rows into tasks.
 #pragma once
 
 #include <algorithm>
@@ -32,16 +32,6 @@ inline size_t gemv_row_grain(size_t row_bytes, size_t rows, size_t threads) {
   const size_t by_bytes = (size_t{512} << 10) / std::max<size_t>(row_bytes, 1);
   const size_t by_threads = rows / (2 * std::max<size_t>(threads, 1));
   return std::max<size_t>(8, std::min(by_bytes, by_threads) / 8 * 8);
-}
-
-// sums[g] = sum of x[32 g, 32 g + 32), added in order, for g < cols / 32: the
-// K-quants' min terms, with float x and with x in 8 bits alike.
-inline void sums_per_32(const float* x, size_t cols, float* sums) {
-  for (size_t g = 0; g < cols / 32; ++g) {
-    float s = 0;
-    for (size_t k = 0; k < 32; ++k) s += x[32 * g + k];
-    sums[g] = s;
-  }
 }
 
 }  // namespace qwen35::cpu

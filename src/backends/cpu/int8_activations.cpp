@@ -6,7 +6,6 @@
 #include <cstring>
 #include <limits>
 
-#include "cpu/cpu_math.h"
 #include "qwen35/error.h"
 #include "qwen35/gguf_quants.h"
 
@@ -26,7 +25,6 @@ Int8Activations quantize_activations(const float* x, size_t cols, float* scratch
   std::fill(scale + cols / 32, sums, 0.0f);
   float* code_sums = sums + cols / 32;
   float* group_scale = code_sums + cols / 16;
-  sums_per_32(x, cols, sums);
   for (size_t b = 0; b < cols / 32; ++b) {
     const float* xb = x + 32 * b;
     float amax = 0;
@@ -53,6 +51,7 @@ Int8Activations quantize_activations(const float* x, size_t cols, float* scratch
       code_sums[2 * b + g] = static_cast<float>(group_sum[g]);
       group_scale[2 * b + g] = scale[b];
     }
+    sums[b] = scale[b] * static_cast<float>(group_sum[0] + group_sum[1]);
   }
   for (size_t block = 0; block + 256 <= cols; block += 256) {
     for (size_t t = 0; t < 4; ++t) {

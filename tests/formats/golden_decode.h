@@ -1,0 +1,24 @@
+// A checkpoint decoded over a golden's tokens (float32 KV cache, all
+// positions) and compared with the golden logits: what the format round-trip
+// tests (GGUF, MLX) measure.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "qwen35/checkpoint.h"
+
+namespace qwen35::testing {
+
+struct Decoded {
+  std::vector<float> logits;
+  double relative_error;  // max |logit - golden| / max |golden|
+  size_t agree, tokens;   // positions whose argmax is the golden one, of all
+};
+
+// Decodes `checkpoint` over golden/<folder>/tokens.txt on `backend` (2
+// threads; int8_activations as BackendOptions has it), against its logits.
+Decoded decode_against_golden(const std::string& folder, Checkpoint checkpoint, const std::string& backend = "cpu",
+                              bool int8_activations = false);
+
+}  // namespace qwen35::testing
