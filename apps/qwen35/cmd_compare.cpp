@@ -107,7 +107,7 @@ void add_compare_command(CLI::App& app) {
   command->add_option("--kv-dtype-b", options->kv_dtype_b, "B's KV cache dtype (default: A's)");
   command->add_option("--backend-b", options->backend_b, "B's backend (default: A's)");
   command->add_flag("--int8-activations-b", options->int8_activations_b,
-                    "B quantizes activations to 8 bits for GGUF weights (CPU; see --int8-activations)");
+                    "B quantizes activations to 8 bits for GGUF or MLX weights (CPU; see --int8-activations)");
   command->add_option("--tokens", options->tokens, "comma-separated token ids to decode");
   command->add_option("--random-tokens", options->random_tokens, "decode this many random token ids (seeded by --seed)");
   command->add_flag("--json", options->json, "print one JSON object");

@@ -25,8 +25,8 @@ void ModelOptions::add_to(CLI::App& command, const std::string& seed_help) {
   command.add_option("-t,--threads", threads, "CPU threads (0 = all cores)")->capture_default_str();
   command.add_option("--device", device, "GPU index for GPU backends")->capture_default_str();
   command.add_flag("--int8-activations", int8_activations,
-                   "CPU with GGUF weights: quantize activations to 8 bits per 32 for integer dot products (faster on "
-                   "4- to 6-bit weights; not float32-exact)");
+                   "CPU with GGUF or MLX weights: quantize activations to 8 bits per 32 for integer dot products "
+                   "(faster on 4- to 8-bit weights; not float32-exact)");
   command.add_option("--kv-dtype", kv_dtype, "KV cache dtype: " + kv_dtype_names())->capture_default_str();
   command.add_option("-c,--ctx", context, "context length (KV cache capacity in tokens)")->capture_default_str();
   command.add_option("--seed", seed, seed_help)->capture_default_str();

@@ -12,11 +12,12 @@
 #include "qwen35/dense_weights.h"
 #include "qwen35/dtype.h"
 #include "qwen35/kernels.h"
+#include "qwen35/mlx_affine.h"
 
 namespace qwen35 {
 namespace {
 
-// The CPU backend; with int8, the one whose GGUF gemvs take x in 8 bits.
+// The CPU backend; with int8, the one whose GGUF and MLX gemvs take x in 8 bits.
 GpuBackend& cpu(bool int8 = false) {
   static std::unique_ptr<GpuBackend> backend = create_backend("cpu");
   static std::unique_ptr<GpuBackend> int8_backend = create_backend("cpu", BackendOptions{.int8_activations = true});
@@ -64,6 +65,38 @@ BENCHMARK(BM_Gemv)
     ->Args({3584, 1024, 2, 0, 0})
     ->ArgsProduct({{3584}, {1024}, {3, 4, 5, 6, 7}, {0, 1}, {0, 1}})
     ->Args({3584, 1024, 1, 1, 0})
+    ->UseRealTime();
+
+// MLX affine matrices with bf16 scales and biases, group 64. Args: rows, cols,
+// bits (4 or 8), cached, int8 (x quantized to 8 bits, integer dot products);
+// cached as in BM_Gemv. Bytes: codes, scales and biases.
+void BM_MlxGemv(benchmark::State& state) {
+  const auto rows = static_cast<uint32_t>(state.range(0)), cols = static_cast<uint32_t>(state.range(1));
+  const auto bits = static_cast<uint32_t>(state.range(2));
+  constexpr uint32_t kGroup = 64;
+  GpuBackend& gpu = cpu(state.range(4) != 0);
+  const size_t code_bytes = size_t{rows} * cols * bits / 8, scale_bytes = size_t{rows} * (cols / kGroup) * 2;
+  const size_t matrix_bytes = code_bytes + 2 * scale_bytes;
+  const size_t copies = state.range(3) ? 1 : std::max<size_t>(1, (size_t{1} << 30) / matrix_bytes);
+  std::vector<DeviceBuffer> w;
+  for (size_t i = 0; i < copies; ++i) w.push_back(filled(matrix_bytes, 0x3c, gpu));
+  DeviceBuffer x = filled(cols * 4, 0x3c, gpu), y(gpu, rows * 4);
+  const auto kernel = resolve_kernel<MlxGemvArgs>(gpu, "gemv_mlx" + std::to_string(bits) + "_bf16");
+  size_t i = 0;
+  for (auto _ : state) {
+    const DevicePtr codes = w[i++ % copies].ptr();
+    const MlxMatrixRef m{
+        .codes = codes, .scales = codes.offset(code_bytes), .biases = codes.offset(code_bytes + scale_bytes)};
+    launch(gpu, kernel,
+           MlxGemvArgs{.w = m, .x = x.ptr(), .y = y.ptr(), .rows = rows, .cols = cols, .group_size = kGroup},
+           gpu.default_stream());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes));
+  state.SetLabel("mlx" + std::to_string(bits) + (state.range(4) ? " int8 x" : ""));
+}
+BENCHMARK(BM_MlxGemv)
+    ->ArgNames({"rows", "cols", "bits", "cached", "int8"})
+    ->ArgsProduct({{3584}, {1024}, {4, 8}, {0, 1}, {0, 1}})
     ->UseRealTime();
 
 // Decode attention of the 0.8B shape (8 query heads, 2 KV heads of 256) over

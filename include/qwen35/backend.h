@@ -190,10 +190,11 @@ class DeviceBuffer {
 struct BackendOptions {
   unsigned threads = 0;  // CPU backends: 0 = all cores
   int device = 0;        // GPU backends: device index
-  // CPU backend: GGUF block weights meet x quantized to 8 bits per 32 in
-  // integer dot products (as llama.cpp does), about twice as fast on 4- to
-  // 6-bit weights but no longer float32 arithmetic: each element of x is off
-  // by up to max|x| / 254 of its block. Off by default.
+  // CPU backend: GGUF block weights and MLX affine weights meet x quantized
+  // to 8 bits per 32 in integer dot products (as llama.cpp does for GGUF),
+  // up to twice as fast on 4- to 6-bit weights but no longer float32
+  // arithmetic: each element of x is off by up to max|x| / 254 of its block.
+  // Off by default.
   bool int8_activations = false;
 };
 

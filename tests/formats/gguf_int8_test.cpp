@@ -21,15 +21,6 @@ namespace {
 
 constexpr DType kTypes[] = {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
 
-// x with blocks of very different magnitudes (and one of zeros), so that each
-// block's own scale matters.
-std::vector<float> varied_floats(size_t n, uint32_t seed) {
-  std::vector<float> x = random_floats(n, seed, -1, 1);
-  for (size_t k = 0; k < n; ++k) x[k] *= std::ldexp(1.0f, static_cast<int>((k / 32) % 7) - 3);
-  if (n >= 96) std::fill(x.begin() + 64, x.begin() + 96, 0.0f);
-  return x;
-}
-
 struct Quantized {
   std::vector<float> scratch;
   cpu::Int8Activations x;

@@ -1,11 +1,14 @@
-// Random blocks used by the GGUF tests (see gguf_test_util.h).
+// Random blocks and varied x for the GGUF and MLX tests (see gguf_test_util.h).
 #include "gguf_test_util.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <random>
 
 #include "qwen35/gguf_quants.h"
+#include "support/test_support.h"
 
 namespace qwen35::testing {
 
@@ -28,6 +31,13 @@ std::vector<std::byte> random_blocks(DType type, size_t blocks, uint32_t seed) {
     }
   }
   return bytes;
+}
+
+std::vector<float> varied_floats(size_t n, uint32_t seed) {
+  std::vector<float> x = random_floats(n, seed, -1, 1);
+  for (size_t k = 0; k < n; ++k) x[k] *= std::ldexp(1.0f, static_cast<int>((k / 32) % 7) - 3);
+  if (n >= 96) std::fill(x.begin() + 64, x.begin() + 96, 0.0f);
+  return x;
 }
 
 }  // namespace qwen35::testing

@@ -1,5 +1,5 @@
-// Test helpers for GGUF: random ggml blocks with finite scales, and float
-// vectors to and from a backend. (The golden -> GGUF converter the tests use
+// Test helpers for GGUF: random ggml blocks with finite scales, float vectors
+// to and from a backend, and x for the int8-activation tests (GGUF and MLX). (The golden -> GGUF converter the tests use
 // is the library's, formats/gguf_converter.h.)
 #pragma once
 
@@ -14,6 +14,11 @@ namespace qwen35::testing {
 
 // `blocks` random blocks of `type` with random codes and finite fp16 scales.
 std::vector<std::byte> random_blocks(DType type, size_t blocks, uint32_t seed);
+
+// n random floats in blocks of 32 of very different magnitudes (and, from 96
+// on, one block of zeros): x for the int8-activation tests, where each block's
+// own scale matters.
+std::vector<float> varied_floats(size_t n, uint32_t seed);
 
 // Float buffers on a backend, kept until it goes out of scope.
 struct Device {

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "formats/mlx_quantizer.h"
+#include "golden_decode.h"
 #include "qwen35/checkpoint.h"
 #include "qwen35/model.h"
 #include "support/test_support.h"
@@ -50,36 +51,20 @@ TEST_P(MlxRoundTrip, LogitsStayNearTheGolden) {
   ASSERT_NE(embed, nullptr);
   EXPECT_EQ(embed->dtype, DType::kU32);
 
-  const Qwen35ForwardConfig config = checkpoint.config;
-  std::unique_ptr<GpuBackend> gpu = create_backend("cpu");
-  std::shared_ptr<const TensorSource> tensors = std::move(checkpoint.tensors);
-  std::unique_ptr<Model> model = Model::load(*gpu, config, tensors, checkpoint.layout);
-  EXPECT_EQ(model->weight_format().substr(0, 4), "mlx" + std::to_string(param.bits));
+  {
+    std::unique_ptr<GpuBackend> gpu = create_backend("cpu");
+    Checkpoint again = open_hf_checkpoint(dir);
+    std::shared_ptr<const TensorSource> tensors = std::move(again.tensors);
+    const std::unique_ptr<Model> model = Model::load(*gpu, again.config, tensors, again.layout);
+    EXPECT_EQ(model->weight_format().substr(0, 4), "mlx" + std::to_string(param.bits));
+  }
 
-  const std::vector<int32_t> tokens = read_tokens(golden / "tokens.txt");
-  const std::vector<float> golden_logits = read_f32_file(golden / "logits.f32");
-  const size_t vocab = config.vocab;
-  Session session(*model, static_cast<uint32_t>(tokens.size()), KvDtype::kF32);
-  std::vector<float> logits;
-  for (int32_t token : tokens) {
-    const std::span<const float> l = session.decode(token);
-    logits.insert(logits.end(), l.begin(), l.end());
-  }
-  ASSERT_EQ(logits.size(), golden_logits.size());
-  const Deviation d = deviation(logits.data(), golden_logits.data(), logits.size());
-  size_t agree = 0;
-  for (size_t t = 0; t < tokens.size(); ++t) {
-    const float* g = golden_logits.data() + t * vocab;
-    const float* a = logits.data() + t * vocab;
-    agree += std::max_element(a, a + vocab) - a == std::max_element(g, g + vocab) - g;
-  }
-  const double agreement = static_cast<double>(agree) / tokens.size();
+  const Decoded d = decode_against_golden(param.folder, std::move(checkpoint));
   std::cout << "[ mlx      ] " << param.folder << " mlx" << param.bits << " g" << param.group_size
-            << ": max |logit - golden| / max |golden| = " << d.relative() << ", top-1 agreement " << agree << "/"
-            << tokens.size() << "\n";
-  EXPECT_FALSE(d.has_nan);
-  EXPECT_LE(d.relative(), param.max_relative_error);
-  EXPECT_GE(agreement, param.min_top1_agreement);
+            << ": max |logit - golden| / max |golden| = " << d.relative_error << ", top-1 agreement " << d.agree << "/"
+            << d.tokens << "\n";
+  EXPECT_LE(d.relative_error, param.max_relative_error);
+  EXPECT_GE(static_cast<double>(d.agree) / d.tokens, param.min_top1_agreement);
 }
 
 // Bounds: the measured values in docs/accuracy.md times about 2 (relative
@@ -100,6 +85,45 @@ std::vector<RoundTripCase> cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedGoldens, MlxRoundTrip, ::testing::ValuesIn(cases()), case_name);
+
+// With int8 activations (BackendOptions::int8_activations) the same MLX
+// checkpoints decode to logits near those of float activations, and as near
+// the golden as the float bounds above ask. Bounds: about twice the measured
+// values (docs/accuracy.md).
+struct Int8Case {
+  RoundTripCase checkpoint;  // the folder, bits and group size, and the float bounds against the golden
+  double max_deviation;      // max |int8 logit - float logit| / max |float logit|
+};
+
+class MlxInt8RoundTrip : public ::testing::TestWithParam<Int8Case> {};
+
+TEST_P(MlxInt8RoundTrip, LogitsStayNearThoseOfFloatActivations) {
+  const RoundTripCase& param = GetParam().checkpoint;
+  TempDir out;
+  const std::filesystem::path dir = out.path() / "mlx";
+  write_mlx_checkpoint(open_hf_checkpoint(shared_dir() / "golden" / param.folder), dir, {param.bits, param.group_size});
+  const Decoded float_x = decode_against_golden(param.folder, open_hf_checkpoint(dir));
+  const Decoded int8_x = decode_against_golden(param.folder, open_hf_checkpoint(dir), "cpu", true);
+  const Deviation d = deviation(int8_x.logits.data(), float_x.logits.data(), float_x.logits.size());
+  std::cout << "[ mlx      ] " << param.folder << " mlx" << param.bits << " g" << param.group_size
+            << " int8 activations: max |logit - float activations'| / max = " << d.relative() << "; against the golden "
+            << int8_x.relative_error << " (float activations " << float_x.relative_error << "), top-1 agreement "
+            << int8_x.agree << "/" << int8_x.tokens << "\n";
+  EXPECT_FALSE(d.has_nan);
+  EXPECT_GT(d.relative(), 0.0);  // the integer kernels did run
+  EXPECT_LE(d.relative(), GetParam().max_deviation);
+  EXPECT_LE(int8_x.relative_error, param.max_relative_error);
+  EXPECT_GE(static_cast<double>(int8_x.agree) / int8_x.tokens, param.min_top1_agreement);
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedGoldens, MlxInt8RoundTrip,
+                         ::testing::Values(Int8Case{cases()[0], 0.1},    // measured 0.046
+                                           Int8Case{cases()[2], 0.13},   // measured 0.064
+                                           Int8Case{cases()[3], 0.24},   // measured 0.119
+                                           Int8Case{cases()[5], 0.23}),  // measured 0.114
+                         [](const ::testing::TestParamInfo<Int8Case>& info) {
+                           return case_name(::testing::TestParamInfo<RoundTripCase>(info.param.checkpoint, info.index));
+                         });
 
 }  // namespace
 }  // namespace qwen35::testing

@@ -16,7 +16,8 @@ CpuBackend::CpuBackend(const BackendOptions& options)
 }
 
 std::string CpuBackend::device_description() const {
-  return fmt::format("CPU, {} threads{}", pool_.size(), int8_activations_ ? ", int8 activations for GGUF weights" : "");
+  return fmt::format("CPU, {} threads{}", pool_.size(),
+                     int8_activations_ ? ", int8 activations for GGUF and MLX weights" : "");
 }
 
 float* CpuBackend::launch_scratch(size_t count) {

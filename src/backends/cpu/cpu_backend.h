@@ -16,7 +16,7 @@ class CpuBackend final : public HostBackend {
   std::string name() const override { return "cpu"; }
   std::string device_description() const override;
   ThreadPool& pool() { return pool_; }
-  // BackendOptions::int8_activations: the GGUF gemvs quantize x to 8 bits.
+  // BackendOptions::int8_activations: the GGUF and MLX gemvs quantize x to 8 bits.
   bool int8_activations() const { return int8_activations_; }
   // Weights are copied into huge-page memory rather than aliased: walking a
   // memory-mapped file's 4 KiB pages costs a TLB miss every few rows.

@@ -5,9 +5,8 @@
 // walk four at a time from four bands, as in the float kernels (cpu_gguf.cpp),
 // whose block helpers they share (gguf_blocks-inl.h).
 //
-// The dot product per target: AVX-512 VNNI's vpdpbusd (Highway's AVX3_DL
-// target, compiled for this file only), AVX2's vpmaddubsw + vpmaddwd, and
-// elsewhere bytes widened by shifts within each int32 lane; the scalar target
+// The dot product per target is int8_dot-inl.h's (vpdpbusd on AVX-512 VNNI,
+// whose target is compiled for the integer kernels only); the scalar target
 // runs the scalar twin. On AVX-512 each vector holds 64 codes assembled in
 // registers from the block's bit planes: two Q8_0/Q4_0 blocks, a Q6_K chunk,
 // or for Q4_K/Q5_K a quarter of every sub-block (x's codes reordered to match);
@@ -21,6 +20,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "cpu/gguf_blocks-inl.h"
+#include "cpu/int8_dot-inl.h"
 
 #include <type_traits>
 
@@ -40,44 +40,7 @@ using DSB = hn::Repartition<int8_t, DB>;
 using DQ = hn::Repartition<int32_t, DB>;
 using DQF = hn::Repartition<float, DB>;
 
-#if HWY_TARGET != HWY_AVX3_DL && HWY_TARGET != HWY_AVX2 && HWY_TARGET != HWY_AVX3
-// Byte kByte of each int32 lane, sign-extended.
-template <int kByte, class V>
-HWY_INLINE V byte_of(V v) {
-  return hn::ShiftRight<24>(hn::ShiftLeft<24 - 8 * kByte>(v));
-}
-#endif
-
-// Lane k of acc plus sum_{j < 4} u[4k + j] * s[4k + j], for codes u in
-// [0, 127] (any unsigned byte on VNNI) and s signed (|s| <= 127). Any width of
-// vector.
-template <class VQ, class VB, class VS>
-HWY_INLINE VQ dot4(VQ acc, VB u, VS s) {
-#if HWY_TARGET == HWY_AVX3_DL
-  // EVEX-encoded: the VEX form belongs to AVX-VNNI, which not every CPU with
-  // AVX512-VNNI has (Ice Lake has not).
-  asm("%{evex%} vpdpbusd %2, %1, %0" : "+v"(acc.raw) : "v"(u.raw), "v"(s.raw));
-  return acc;
-#elif HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
-  // u <= 127 keeps each pair's sum of products inside int16 (vpmaddubsw saturates).
-  if constexpr (sizeof(u.raw) == 64) {
-    return hn::Add(acc, VQ{_mm512_madd_epi16(_mm512_maddubs_epi16(u.raw, s.raw), _mm512_set1_epi16(1))});
-  } else if constexpr (sizeof(u.raw) == 32) {
-    return hn::Add(acc, VQ{_mm256_madd_epi16(_mm256_maddubs_epi16(u.raw, s.raw), _mm256_set1_epi16(1))});
-  } else {
-    return hn::Add(acc, VQ{_mm_madd_epi16(_mm_maddubs_epi16(u.raw, s.raw), _mm_set1_epi16(1))});
-  }
-#else
-  // Both operands read as signed bytes: exact for codes below 128, and for
-  // signed weights as they are (dot4_signed).
-  const hn::DFromV<VQ> dq;
-  const VQ uq = hn::BitCast(dq, u), sq = hn::BitCast(dq, s);
-  acc = hn::Add(acc, hn::Mul(byte_of<0>(uq), byte_of<0>(sq)));
-  acc = hn::Add(acc, hn::Mul(byte_of<1>(uq), byte_of<1>(sq)));
-  acc = hn::Add(acc, hn::Mul(byte_of<2>(uq), byte_of<2>(sq)));
-  return hn::Add(acc, hn::Mul(byte_of<3>(uq), byte_of<3>(sq)));
-#endif
-}
+using cpu::HWY_NAMESPACE::dot4;
 
 // As dot4 for signed weights w (Q8_0).
 template <class VQ, class VS>

@@ -1,12 +1,15 @@
 // MLX affine kernels on the CPU (layout in qwen35/mlx_affine.h): x is put in
-// code order with its group sums once per launch (launch scratch), then rows
-// are split across the thread pool and decoded by simd::mlx_gemv_rows. Row
+// code order with its group sums once per launch (launch scratch), or in 8
+// bits with BackendOptions::int8_activations, then rows are split across the
+// thread pool and decoded by simd::mlx_gemv_rows or cpu::mlx_int8_rows. Row
 // dequantization (one embedding row per token) is the scalar specification,
 // so it is bit-identical to the reference.
 #include <algorithm>
+#include <optional>
 
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_math.h"
+#include "cpu/mlx_int8.h"
 #include "host/element_types.h"
 #include "qwen35/mlx_affine.h"
 
@@ -25,32 +28,53 @@ simd::MlxRows rows_of(const MlxMatrixRef& w, uint32_t cols, uint32_t group_size)
                        .cols = cols, .group_size = group_size};
 }
 
-// x in code order followed by its group sums, in the launch scratch after `offset` floats.
-struct PreparedX {
-  const float* coded;
-  const float* sums;
-};
-template <uint32_t Bits>
-PreparedX prepare(float* scratch, const float* x, uint32_t cols, uint32_t group_size) {
-  simd::mlx_prepare_x(Bits, x, cols, group_size, scratch, scratch + cols);
-  return PreparedX{scratch, scratch + cols};
+// Floats of launch scratch that PreparedX takes.
+size_t prepared_floats(bool int8, uint32_t cols, uint32_t group_size) {
+  return int8 ? cpu::mlx_int8_activation_floats(cols, group_size) : cols + cols / group_size;
 }
+
+// x as the rows' kernels read it: in code order with its group sums (float
+// kernels), or in 8 bits (BackendOptions::int8_activations; cpu/mlx_int8.h),
+// in the launch scratch from `scratch` on.
+class PreparedX {
+ public:
+  PreparedX(bool int8, uint32_t bits, const float* x, uint32_t cols, uint32_t group_size, float* scratch) {
+    if (int8) {
+      int8_ = cpu::quantize_mlx_activations(x, cols, bits, group_size, scratch);
+    } else {
+      simd::mlx_prepare_x(bits, x, cols, group_size, scratch, scratch + cols);
+      coded_ = scratch;
+      sums_ = scratch + cols;
+    }
+  }
+  // y[r] = base[r] (0 if null) + row r of w . x for r in [r0, r1).
+  void rows(const simd::MlxRows& w, const float* base, float* y, size_t r0, size_t r1) const {
+    if (int8_) return cpu::mlx_int8_rows(w, *int8_, base, y, r0, r1);
+    simd::mlx_gemv_rows(w, coded_, sums_, base, y, r0, r1);
+  }
+
+ private:
+  const float* coded_ = nullptr;
+  const float* sums_ = nullptr;
+  std::optional<cpu::MlxInt8Activations> int8_;
+};
 
 template <uint32_t Bits, typename E>
 void gemv(CpuBackend& cpu, const MlxGemvArgs& a) {
-  const PreparedX x =
-      prepare<Bits>(cpu.launch_scratch(a.cols + a.cols / a.group_size), host_ptr<const float>(a.x), a.cols, a.group_size);
+  const bool int8 = cpu.int8_activations();
+  const PreparedX x(int8, Bits, host_ptr<const float>(a.x), a.cols, a.group_size,
+                    cpu.launch_scratch(prepared_floats(int8, a.cols, a.group_size)));
   const simd::MlxRows w = rows_of<Bits, E>(a.w, a.cols, a.group_size);
   float* y = host_ptr<float>(a.y);
-  cpu.pool().parallel_for(a.rows, row_grain<Bits>(cpu.pool(), a.cols, a.rows), [&](size_t begin, size_t end) {
-    simd::mlx_gemv_rows(w, x.coded, x.sums, nullptr, y, begin, end);
-  });
+  cpu.pool().parallel_for(a.rows, row_grain<Bits>(cpu.pool(), a.cols, a.rows),
+                          [&](size_t begin, size_t end) { x.rows(w, nullptr, y, begin, end); });
 }
 
 template <uint32_t Bits, typename E>
 void gemv_pair(CpuBackend& cpu, const MlxGemvPairArgs& a) {
-  const PreparedX x =
-      prepare<Bits>(cpu.launch_scratch(a.cols + a.cols / a.group_size), host_ptr<const float>(a.x), a.cols, a.group_size);
+  const bool int8 = cpu.int8_activations();
+  const PreparedX x(int8, Bits, host_ptr<const float>(a.x), a.cols, a.group_size,
+                    cpu.launch_scratch(prepared_floats(int8, a.cols, a.group_size)));
   const simd::MlxRows w0 = rows_of<Bits, E>(a.w0, a.cols, a.group_size);
   const simd::MlxRows w1 = rows_of<Bits, E>(a.w1, a.cols, a.group_size);
   float* y0 = host_ptr<float>(a.y0);
@@ -58,23 +82,22 @@ void gemv_pair(CpuBackend& cpu, const MlxGemvPairArgs& a) {
   // One index space over both matrices, so both are split across all threads.
   const size_t rows = size_t{a.rows0} + a.rows1;
   cpu.pool().parallel_for(rows, row_grain<Bits>(cpu.pool(), a.cols, rows), [&](size_t begin, size_t end) {
-    if (begin < a.rows0) simd::mlx_gemv_rows(w0, x.coded, x.sums, nullptr, y0, begin, std::min<size_t>(end, a.rows0));
-    if (end > a.rows0) {
-      simd::mlx_gemv_rows(w1, x.coded, x.sums, nullptr, y1, std::max<size_t>(begin, a.rows0) - a.rows0, end - a.rows0);
-    }
+    if (begin < a.rows0) x.rows(w0, nullptr, y0, begin, std::min<size_t>(end, a.rows0));
+    if (end > a.rows0) x.rows(w1, nullptr, y1, std::max<size_t>(begin, a.rows0) - a.rows0, end - a.rows0);
   });
 }
 
 template <uint32_t Bits, typename E>
 void gemv_silu_gate(CpuBackend& cpu, const MlxGemvSiluGateArgs& a) {
-  float* scratch = cpu.launch_scratch(2 * size_t{a.cols} + a.cols / a.group_size);
-  simd::silu_mul(host_ptr<const float>(a.gate), host_ptr<const float>(a.up), scratch, a.cols);
-  const PreparedX x = prepare<Bits>(scratch + a.cols, scratch, a.cols, a.group_size);
+  const bool int8 = cpu.int8_activations();
+  float* act = cpu.launch_scratch(a.cols + prepared_floats(int8, a.cols, a.group_size));
+  simd::silu_mul(host_ptr<const float>(a.gate), host_ptr<const float>(a.up), act, a.cols);
+  const PreparedX x(int8, Bits, act, a.cols, a.group_size, act + a.cols);
   const simd::MlxRows w = rows_of<Bits, E>(a.w, a.cols, a.group_size);
   const float* residual = a.residual.is_null() ? nullptr : host_ptr<const float>(a.residual);
   float* y = host_ptr<float>(a.y);
   cpu.pool().parallel_for(a.rows, row_grain<Bits>(cpu.pool(), a.cols, a.rows), [&](size_t begin, size_t end) {
-    simd::mlx_gemv_rows(w, x.coded, x.sums, residual, y, begin, end);
+    x.rows(w, residual, y, begin, end);
   });
 }
 

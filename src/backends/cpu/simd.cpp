@@ -7,6 +7,8 @@
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
+#include "cpu/float_loads-inl.h"
+#include "cpu/mlx_scales-inl.h"
 #include "cpu/nibbles-inl.h"
 
 #include <algorithm>
@@ -25,23 +27,9 @@ namespace hn = hwy::HWY_NAMESPACE;
 using DF = hn::ScalableTag<float>;
 using VF = hn::Vec<DF>;
 
-HWY_INLINE float to_f32(float v) { return v; }
-HWY_INLINE float to_f32(hwy::bfloat16_t v) { return hwy::F32FromBF16(v); }
-HWY_INLINE float to_f32(hwy::float16_t v) {
-  uint16_t bits;
-  std::memcpy(&bits, &v, sizeof(bits));
-  return f16_to_f32(bits);
-}
+using cpu::HWY_NAMESPACE::load_f32;
+using cpu::HWY_NAMESPACE::to_f32;
 
-HWY_INLINE VF load(DF df, const float* p) { return hn::LoadU(df, p); }
-HWY_INLINE VF load(DF df, const hwy::bfloat16_t* p) {
-  const hn::Rebind<hwy::bfloat16_t, DF> dbf;
-  return hn::PromoteTo(df, hn::LoadU(dbf, p));
-}
-HWY_INLINE VF load(DF df, const hwy::float16_t* p) {
-  const hn::Rebind<hwy::float16_t, DF> dh;
-  return hn::PromoteTo(df, hn::LoadU(dh, p));
-}
 HWY_INLINE float sum(DF df, VF v) { return hn::GetLane(hn::SumOfLanes(df, v)); }
 
 // `bytes` past p, for prefetching: the address may lie past the matrix (its last
@@ -64,12 +52,12 @@ float dot_t(const T* a, const float* b, size_t count) {
   VF s0 = hn::Zero(df), s1 = hn::Zero(df), s2 = hn::Zero(df), s3 = hn::Zero(df);
   size_t i = 0;
   for (; i + 4 * n <= count; i += 4 * n) {
-    s0 = hn::MulAdd(load(df, a + i), hn::LoadU(df, b + i), s0);
-    s1 = hn::MulAdd(load(df, a + i + n), hn::LoadU(df, b + i + n), s1);
-    s2 = hn::MulAdd(load(df, a + i + 2 * n), hn::LoadU(df, b + i + 2 * n), s2);
-    s3 = hn::MulAdd(load(df, a + i + 3 * n), hn::LoadU(df, b + i + 3 * n), s3);
+    s0 = hn::MulAdd(load_f32(df, a + i), hn::LoadU(df, b + i), s0);
+    s1 = hn::MulAdd(load_f32(df, a + i + n), hn::LoadU(df, b + i + n), s1);
+    s2 = hn::MulAdd(load_f32(df, a + i + 2 * n), hn::LoadU(df, b + i + 2 * n), s2);
+    s3 = hn::MulAdd(load_f32(df, a + i + 3 * n), hn::LoadU(df, b + i + 3 * n), s3);
   }
-  for (; i + n <= count; i += n) s0 = hn::MulAdd(load(df, a + i), hn::LoadU(df, b + i), s0);
+  for (; i + n <= count; i += n) s0 = hn::MulAdd(load_f32(df, a + i), hn::LoadU(df, b + i), s0);
   float s = sum(df, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3)));
   for (; i < count; ++i) s += to_f32(a[i]) * b[i];
   return s;
@@ -91,7 +79,9 @@ void scale_add_t(const T* x, float keep, float p, float* y, size_t count) {
   const size_t n = hn::Lanes(df);
   const VF vk = hn::Set(df, keep), vp = hn::Set(df, p);
   size_t i = 0;
-  for (; i + n <= count; i += n) hn::StoreU(hn::MulAdd(load(df, x + i), vp, hn::Mul(hn::LoadU(df, y + i), vk)), df, y + i);
+  for (; i + n <= count; i += n) {
+    hn::StoreU(hn::MulAdd(load_f32(df, x + i), vp, hn::Mul(hn::LoadU(df, y + i), vk)), df, y + i);
+  }
   for (; i < count; ++i) y[i] = y[i] * keep + p * to_f32(x[i]);
 }
 
@@ -162,7 +152,7 @@ HWY_INLINE void dot_pass(const T* const* rows, size_t prefetch_bytes, const floa
     VF q[M];
     for (size_t j = 0; j < M; ++j) q[j] = hn::LoadU(df, qs + j * stride + i);
     for (size_t p = 0; p < P; ++p) {
-      const VF r = load(df, rows[p] + i);
+      const VF r = load_f32(df, rows[p] + i);
       for (size_t j = 0; j < M; ++j) acc[p][j] = hn::MulAdd(r, q[j], acc[p][j]);
     }
   };
@@ -215,7 +205,7 @@ HWY_INLINE void axpy_pass(const T* rows, size_t row_stride, size_t n_rows, size_
         for (size_t v = 0; v + 2 <= V; v += 2) prefetch_step(row + v * n, prefetch_bytes, n);
       }
       VF x[V];
-      for (size_t v = 0; v < V; ++v) x[v] = load(df, row + v * n);
+      for (size_t v = 0; v < V; ++v) x[v] = load_f32(df, row + v * n);
       for (size_t j = 0; j < M; ++j) {
         const VF w = hn::Set(df, weights[j * weight_stride + r]);
         for (size_t v = 0; v < V; ++v) a[j][v] = hn::MulAdd(x[v], w, a[j][v]);
@@ -518,6 +508,7 @@ float ReadStreams(const float* p, size_t count, size_t streams, size_t prefetch_
   return total;
 }
 
+using cpu::HWY_NAMESPACE::for_each_mlx_row;
 using cpu::HWY_NAMESPACE::nibble_table;
 using cpu::HWY_NAMESPACE::nibble_values;
 
@@ -528,11 +519,10 @@ using cpu::HWY_NAMESPACE::nibble_values;
 // from the precomputed group sums of x. At most 16 lanes, so that a vector
 // never straddles the 16 bytes of a 4-bit block of 32 codes. Rows are walked
 // one after another, one read stream per task, as the dense gemv's. A row's
-// scales are converted to floats and its bias term summed, on vectors, before
-// its codes are read: converted one group at a time, with the bias product,
-// they made a third of the work of a group of 64 8-bit codes.
-template <unsigned Bits, typename T>
-HWY_INLINE float mlx_dot_row(const MlxRows& w, size_t row, const float* xc, const float* x_sums) {
+// scales are converted to floats and its bias term summed before its codes
+// are read (mlx_scales-inl.h).
+template <unsigned Bits>
+HWY_INLINE float mlx_dot_row(const MlxRows& w, size_t row, const float* xc, const float* scale) {
   const hn::CappedTag<float, 16> df;
   const hn::Rebind<uint32_t, decltype(df)> du;
   const hn::Rebind<int32_t, decltype(df)> di;
@@ -541,23 +531,8 @@ HWY_INLINE float mlx_dot_row(const MlxRows& w, size_t row, const float* xc, cons
   const size_t groups = w.cols / w.group_size;
   const auto widen = [&](auto codes) { return hn::ConvertTo(df, hn::BitCast(di, codes)); };
   const uint8_t* q = reinterpret_cast<const uint8_t*>(w.codes) + row * (w.cols * Bits / 8);
-  const T* s = static_cast<const T*>(w.scales) + row * groups;
-  const T* b = static_cast<const T*>(w.biases) + row * groups;
-  thread_local std::vector<float> scale;
-  scale.resize(groups);
-  auto bias_acc = hn::Zero(df);
-  size_t g = 0;
-  for (; g + n <= groups; g += n) {
-    hn::StoreU(load(df, s + g), df, scale.data() + g);
-    bias_acc = hn::MulAdd(load(df, b + g), hn::LoadU(df, x_sums + g), bias_acc);
-  }
-  float bias_term = sum(df, bias_acc);
-  for (; g < groups; ++g) {
-    scale[g] = to_f32(s[g]);
-    bias_term += to_f32(b[g]) * x_sums[g];
-  }
   auto total = hn::Zero(df);
-  for (g = 0; g < groups; ++g) {
+  for (size_t g = 0; g < groups; ++g) {
     const size_t begin = g * w.group_size, end = begin + w.group_size;
     auto even = hn::Zero(df), odd = hn::Zero(df);
     if constexpr (Bits == 8) {
@@ -578,13 +553,16 @@ HWY_INLINE float mlx_dot_row(const MlxRows& w, size_t row, const float* xc, cons
     }
     total = hn::MulAdd(hn::Add(even, odd), hn::Set(df, scale[g]), total);
   }
-  return hn::GetLane(hn::SumOfLanes(df, total)) + bias_term;
+  return hn::GetLane(hn::SumOfLanes(df, total));
 }
 
 template <unsigned Bits, typename T>
 void mlx_rows_t(const MlxRows& w, const float* xc, const float* x_sums, const float* base, float* y, size_t row_begin,
                 size_t row_end) {
-  for (size_t r = row_begin; r < row_end; ++r) y[r] = (base ? base[r] : 0.0f) + mlx_dot_row<Bits, T>(w, r, xc, x_sums);
+  for_each_mlx_row(hn::CappedTag<float, 16>(), static_cast<const T*>(w.scales), static_cast<const T*>(w.biases), x_sums,
+                   w.cols / w.group_size, row_begin, row_end, [&](size_t r, const float* scales, float bias_term) {
+                     y[r] = (base ? base[r] : 0.0f) + mlx_dot_row<Bits>(w, r, xc, scales) + bias_term;
+                   });
 }
 
 template <unsigned Bits>

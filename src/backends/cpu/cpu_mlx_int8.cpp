@@ -1,0 +1,146 @@
+// MLX affine rows against x in 8 bits (cpu/mlx_int8.h). Each vector of a
+// row's code bytes meets x's codes in dot4 (int8_dot-inl.h), four byte
+// products per int32 lane: 4-bit codes as their low nibbles against x's even
+// elements and their high nibbles against its odd ones, into the same lanes;
+// 8-bit codes as they are on VNNI, and elsewhere as two nibbles (vpmaddubsw's
+// pair sums stay inside int16 only for codes below 128). Each lane's sum is
+// converted once and scaled by x's block scale for the lane times its group's
+// scale, a lane permute of the row's scales (a vector may span several
+// groups: 4-bit codes in 64-byte vectors). Rows are walked one
+// after another, one read stream per task, as in the float kernels.
+#ifndef HWY_WANT_AVX3_DL
+#define HWY_WANT_AVX3_DL 1  // Ice Lake and later: the VNNI instructions
+#endif
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu/cpu_mlx_int8.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "cpu/int8_dot-inl.h"
+#include "cpu/mlx_scales-inl.h"
+
+#include <vector>
+
+#include "cpu/mlx_int8.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace qwen35::cpu::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+
+// The int32 lane sums of the row's code bytes [o, o + Lanes(db)) against x.
+template <unsigned Bits, class DB>
+HWY_INLINE hn::Vec<hn::Repartition<int32_t, DB>> lane_sums(DB db, const uint8_t* codes, const int8_t* xc,
+                                                          size_t half_cols, size_t o) {
+  const hn::Repartition<int8_t, DB> ds;
+  const hn::Repartition<int32_t, DB> dq;
+  const auto v = hn::LoadU(db, codes + o);
+  const auto low = [&] { return hn::And(v, hn::Set(db, uint8_t{0x0F})); };
+  if constexpr (Bits == 4) {
+    const auto even = dot4(hn::Zero(dq), low(), hn::LoadU(ds, xc + o));
+    return dot4(even, hn::ShiftRight<4>(v), hn::LoadU(ds, xc + half_cols + o));
+  } else if constexpr (HWY_TARGET == HWY_AVX3_DL) {
+    return dot4(hn::Zero(dq), v, hn::LoadU(ds, xc + o));
+  } else {
+    const auto xv = hn::LoadU(ds, xc + o);
+    return dot4(hn::ShiftLeft<4>(dot4(hn::Zero(dq), hn::ShiftRight<4>(v), xv)), low(), xv);
+  }
+}
+
+// Where each lane of a vector of db finds its group's scale among the scales
+// loaded from the vector's first group on: lane L holds 4 code bytes, so it
+// is in group 4 L / group_bytes of them (all lanes in the first when a
+// group's bytes fill the vector).
+template <class DB>
+HWY_INLINE auto group_of_lanes(DB, size_t group_bytes) {
+  const hn::Repartition<float, DB> df;
+  HWY_ALIGN int32_t group_of_lane[hn::MaxLanes(df)];
+  for (size_t lane = 0; lane < hn::Lanes(df); ++lane) {
+    group_of_lane[lane] = static_cast<int32_t>(4 * lane / group_bytes);
+  }
+  return hn::SetTableIndices(df, group_of_lane);
+}
+
+// The code part of one row, sum over lanes of lane sum * x's block scale *
+// group scale, over the row's code bytes [begin, end) in vectors of db.
+// group_shift is log2 of a group's bytes.
+template <unsigned Bits, class DB, class Indices>
+HWY_INLINE float code_part(DB db, const uint8_t* codes, const MlxInt8Activations& x, size_t cols,
+                           size_t group_shift, Indices spread, const float* scales, size_t begin, size_t end) {
+  const hn::Repartition<float, DB> df;
+  const size_t n = hn::Lanes(db);
+  auto total = hn::Zero(df);
+  for (size_t o = begin; o < end; o += n) {
+    const auto group_scales = hn::TableLookupLanes(hn::LoadU(df, scales + (o >> group_shift)), spread);
+    const auto factors = hn::Mul(group_scales, hn::LoadU(df, x.lane_scales + o / 4));
+    total = hn::MulAdd(hn::ConvertTo(df, lane_sums<Bits>(db, codes, x.codes, cols / 2, o)), factors, total);
+  }
+  return hn::GetLane(hn::SumOfLanes(df, total));
+}
+
+template <unsigned Bits, typename T>
+void rows_t(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y, size_t r0,
+            size_t r1) {
+  const hn::CappedTag<uint8_t, 64> db;
+  // Vectors of 16 bytes for what is left of a row past its last full vector:
+  // a multiple of a group's bytes, of which there are at least 16.
+  const hn::CappedTag<uint8_t, 16> db16;
+  const hn::CappedTag<float, 16> df;
+  const size_t group_bytes = w.group_size * Bits / 8;
+  const size_t group_shift = static_cast<size_t>(hwy::FloorLog2(group_bytes));
+  const size_t row_bytes = w.cols * Bits / 8, full = row_bytes / hn::Lanes(db) * hn::Lanes(db);
+  const auto spread = group_of_lanes(db, group_bytes);
+  const auto spread16 = group_of_lanes(db16, group_bytes);
+  const size_t groups = w.cols / w.group_size;
+  for_each_mlx_row(df, static_cast<const T*>(w.scales), static_cast<const T*>(w.biases), x.group_sums, groups, r0, r1,
+                   [&](size_t r, const float* scales, float bias_term) {
+                     const uint8_t* codes = reinterpret_cast<const uint8_t*>(w.codes) + r * row_bytes;
+                     float dot = code_part<Bits>(db, codes, x, w.cols, group_shift, spread, scales, 0, full);
+                     if (full < row_bytes) {
+                       dot += code_part<Bits>(db16, codes, x, w.cols, group_shift, spread16, scales, full, row_bytes);
+                     }
+                     y[r] = (base ? base[r] : 0.0f) + dot + bias_term;
+                   });
+}
+
+template <unsigned Bits>
+void rows_for(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y, size_t r0,
+              size_t r1) {
+  switch (w.scale_type) {
+    case simd::WeightType::kF32: return rows_t<Bits, float>(w, x, base, y, r0, r1);
+    case simd::WeightType::kBF16: return rows_t<Bits, hwy::bfloat16_t>(w, x, base, y, r0, r1);
+    case simd::WeightType::kF16: return rows_t<Bits, hwy::float16_t>(w, x, base, y, r0, r1);
+  }
+}
+
+void MlxInt8Rows(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y, size_t r0,
+                 size_t r1) {
+  if (w.bits == 4) return rows_for<4>(w, x, base, y, r0, r1);
+  return rows_for<8>(w, x, base, y, r0, r1);
+}
+
+#else  // HWY_TARGET == HWY_SCALAR: the scalar twin.
+
+void MlxInt8Rows(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y, size_t r0,
+                 size_t r1) {
+  for (size_t r = r0; r < r1; ++r) {
+    y[r] = (base ? base[r] : 0.0f) + static_cast<float>(mlx_int8_row_dot(w, r, x));
+  }
+}
+#endif  // HWY_TARGET != HWY_SCALAR
+
+}  // namespace qwen35::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace qwen35::cpu {
+
+HWY_EXPORT(MlxInt8Rows);
+
+void mlx_int8_rows(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y, size_t r0,
+                   size_t r1) {
+  HWY_DYNAMIC_DISPATCH(MlxInt8Rows)(w, x, base, y, r0, r1);
+}
+
+}  // namespace qwen35::cpu
+#endif  // HWY_ONCE

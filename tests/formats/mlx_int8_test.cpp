@@ -1,0 +1,231 @@
+// MLX affine weights against x in 8 bits (BackendOptions::int8_activations):
+// x as the integer kernels read it, the scalar twin against
+// dequantize-then-float64 within the bound the quantization of x allows, and
+// the integer kernels of every SIMD target (the VNNI one too, where the CPU
+// has it) against the twin, directly and through the CPU backend.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+#include "cpu/int8_activations.h"
+#include "cpu/mlx_int8.h"
+#include "cpu/simd.h"
+#include "formats/mlx_affine_weights.h"
+#include "gguf_test_util.h"
+#include "mlx_test_util.h"
+
+namespace qwen35::testing {
+namespace {
+
+constexpr uint32_t kBits[] = {4, 8};
+constexpr uint32_t kGroupSizes[] = {32, 64, 128};
+constexpr DType kScaleTypes[] = {DType::kF32, DType::kBF16, DType::kF16};
+
+simd::WeightType weight_type(DType d) {
+  if (d == DType::kF32) return simd::WeightType::kF32;
+  return d == DType::kBF16 ? simd::WeightType::kBF16 : simd::WeightType::kF16;
+}
+
+simd::MlxRows rows_of(const QuantizedMatrix& m) {
+  return simd::MlxRows{.codes = m.codes.data(), .scales = m.scales.data(), .biases = m.biases.data(),
+                       .scale_type = weight_type(m.scale_dtype), .bits = m.params.bits, .cols = m.cols,
+                       .group_size = m.params.group_size};
+}
+
+struct Quantized {
+  std::vector<float> scratch;
+  cpu::MlxInt8Activations x;
+  Quantized(const std::vector<float>& v, uint32_t bits, uint32_t group_size)
+      : scratch(cpu::mlx_int8_activation_floats(v.size(), group_size)) {
+    x = cpu::quantize_mlx_activations(v.data(), v.size(), bits, group_size, scratch.data());
+  }
+};
+
+TEST(MlxInt8Activations, CodesInCodeOrderWithTheirBlockScales) {
+  const uint32_t cols = 1024;
+  const std::vector<float> x = varied_floats(cols, 1);
+  std::vector<float> gguf_scratch(cpu::int8_activation_floats(cols));
+  const cpu::Int8Activations q = cpu::quantize_activations(x.data(), cols, gguf_scratch.data());
+  for (uint32_t bits : kBits) {
+    for (uint32_t gs : kGroupSizes) {
+      SCOPED_TRACE(::testing::Message() << bits << " bits, group " << gs);
+      const Quantized m(x, bits, gs);
+      for (uint32_t c = 0; c < cols; ++c) {
+        // Byte c * bits / 8 of a row's codes holds element c; with 4 bits, even
+        // elements in the low nibbles and odd ones in the high.
+        const int8_t code = bits == 8 ? m.x.codes[c] : m.x.codes[c % 2 * (cols / 2) + c / 2];
+        ASSERT_EQ(code, q.q[c]) << "element " << c;
+        ASSERT_EQ(m.x.lane_scales[c * bits / 32], q.scale[c / 32]) << "element " << c;
+      }
+      for (uint32_t g = 0; g < cols / gs; ++g) {  // the sums of x as quantized
+        double sum = 0, magnitude = 0;
+        for (uint32_t k = g * gs; k < (g + 1) * gs; ++k) {
+          sum += double{q.scale[k / 32]} * q.q[k];
+          magnitude += std::fabs(double{q.scale[k / 32]} * q.q[k]);
+        }
+        ASSERT_NEAR(m.x.group_sums[g], sum, 1e-6 * magnitude) << "group " << g;
+      }
+    }
+  }
+}
+
+// Per row: the float64 dot with W dequantized by the specification, sum |w x|,
+// and sum |w| * (x's step / 2), the most that rounding x to 8 bits can move
+// the dot (the bias terms use the sums of x as quantized, so the whole of w
+// meets x rounded).
+struct Reference {
+  std::vector<double> y, magnitude, rounding;
+};
+
+Reference reference(const QuantizedMatrix& m, const std::vector<float>& x) {
+  std::vector<float> scratch(cpu::int8_activation_floats(m.cols));
+  const cpu::Int8Activations q = cpu::quantize_activations(x.data(), m.cols, scratch.data());
+  Reference ref{std::vector<double>(m.rows), std::vector<double>(m.rows), std::vector<double>(m.rows)};
+  for (uint32_t r = 0; r < m.rows; ++r) {
+    for (uint32_t c = 0; c < m.cols; ++c) {
+      const double w = m.dequantized[size_t{r} * m.cols + c];
+      ref.y[r] += w * x[c];
+      ref.magnitude[r] += std::fabs(w * x[c]);
+      ref.rounding[r] += std::fabs(w) * q.scale[c / 32] / 2;
+    }
+  }
+  return ref;
+}
+
+TEST(MlxInt8Activations, TwinWithinTheRoundingOfX) {
+  for (uint32_t bits : kBits) {
+    for (uint32_t gs : kGroupSizes) {
+      for (DType dtype : kScaleTypes) {
+        SCOPED_TRACE(::testing::Message() << bits << " bits, group " << gs << ", " << dtype_suffix(dtype));
+        const QuantizedMatrix m = quantize_random(16, 1024, {bits, gs}, dtype, bits + gs);
+        const std::vector<float> x = varied_floats(m.cols, 5);
+        const Quantized q(x, bits, gs);
+        const Reference ref = reference(m, x);
+        double moved = 0;
+        for (uint32_t r = 0; r < m.rows; ++r) {
+          const double got = cpu::mlx_int8_row_dot(rows_of(m), r, q.x);
+          ASSERT_LE(std::fabs(got - ref.y[r]), ref.rounding[r] * 1.0001 + 1e-6 * ref.magnitude[r]) << "row " << r;
+          moved += std::fabs(got - ref.y[r]) / ref.rounding[r];
+        }
+        // The bound is not loose to the point of meaning nothing: rounding
+        // errors partly cancel, but they do move the result.
+        EXPECT_GT(moved / m.rows, 1e-3);
+      }
+    }
+  }
+}
+
+TEST(MlxInt8Activations, NonFiniteBlockGivesNaN) {
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    const QuantizedMatrix m = quantize_random(2, 128, {4, 64}, DType::kBF16, 7);
+    std::vector<float> x = random_floats(128, 8);
+    x[100] = bad;
+    const Quantized q(x, 4, 64);
+    EXPECT_TRUE(std::isnan(cpu::mlx_int8_row_dot(rows_of(m), 1, q.x))) << bad;
+  }
+}
+
+// float32 sums of integer lane sums times float factors: relative to sum |w x|.
+constexpr double kKernelTolerance = 4e-6;
+
+class MlxInt8Rows : public ::testing::TestWithParam<int64_t> {
+ protected:
+  void SetUp() override { simd::force_target(GetParam()); }
+  void TearDown() override { simd::force_target(0); }
+};
+
+// cpu::mlx_int8_rows against the twin, with a base row, over row ranges that
+// start mid-matrix, and rows whose codes end in part of a full vector (384
+// columns of 4 bits: 192 bytes, three 64-byte vectors or one and 16-byte ones).
+TEST_P(MlxInt8Rows, MatchTheTwin) {
+  for (uint32_t bits : kBits) {
+    for (uint32_t gs : kGroupSizes) {
+      for (DType dtype : kScaleTypes) {
+        for (const auto& [cols, begin, rows] :
+             {std::tuple{128u, 0u, 7u}, {384u, 0u, 7u}, {128u, 3u, 37u}, {1152u, 1u, 9u}, {4096u, 0u, 3u}}) {
+          if (cols % gs != 0) continue;
+          SCOPED_TRACE(::testing::Message() << bits << " bits, group " << gs << ", " << dtype_suffix(dtype) << ", cols "
+                                            << cols << ", rows " << begin << ".." << rows);
+          const QuantizedMatrix m = quantize_random(rows, cols, {bits, gs}, dtype, bits + gs + cols);
+          const std::vector<float> x = varied_floats(cols, 3);
+          const std::vector<float> base = random_floats(rows, 4);
+          const Quantized q(x, bits, gs);
+          const Reference ref = reference(m, x);
+          std::vector<float> y(rows, std::nanf(""));
+          cpu::mlx_int8_rows(rows_of(m), q.x, base.data(), y.data(), begin, rows);
+          for (uint32_t r = 0; r < begin; ++r) ASSERT_TRUE(std::isnan(y[r])) << "row " << r << " is outside the range";
+          for (uint32_t r = begin; r < rows; ++r) {
+            const double want = base[r] + cpu::mlx_int8_row_dot(rows_of(m), r, q.x);
+            ASSERT_NEAR(y[r], want, kKernelTolerance * (ref.magnitude[r] + 1)) << "row " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryTarget, MlxInt8Rows, ::testing::ValuesIn(simd::available_targets()),
+                         [](const ::testing::TestParamInfo<int64_t>& info) { return simd::target_name(info.param); });
+
+// Through the CPU backend with the option on: plain, gate/up pair, SwiGLU-down
+// with residual, each against the twin of what it multiplies.
+TEST(MlxInt8Activations, CpuBackendGemvsMatchTheTwin) {
+  std::unique_ptr<GpuBackend> gpu = create_backend("cpu", BackendOptions{.threads = 2, .int8_activations = true});
+  const Stream s = gpu->default_stream();
+  for (uint32_t bits : kBits) {
+    for (uint32_t gs : kGroupSizes) {
+      SCOPED_TRACE(::testing::Message() << bits << " bits, group " << gs);
+      const uint32_t rows = 250, cols = 1024;
+      const QuantizedMatrix m0 = quantize_random(rows, cols, {bits, gs}, DType::kBF16, bits + gs);
+      const QuantizedMatrix m1 = quantize_random(rows, cols, {bits, gs}, DType::kBF16, bits + gs + 1);
+      const auto place = [&](const QuantizedMatrix& m) {
+        return make_mlx_affine_weights(*gpu, m.params, m.scale_dtype, m.rows, m.cols, m.codes.data(), m.scales.data(),
+                                       m.biases.data(), s);
+      };
+      const auto w0 = place(m0), w1 = place(m1);
+      const std::vector<float> x = varied_floats(cols, 3);
+      const std::vector<float> up = random_floats(cols, 4, -2, 2);
+      const std::vector<float> residual = random_floats(rows, 5);
+      Device d{*gpu, {}};
+      const DevicePtr dx = d.put(x), dup = d.put(up), dres = d.put(residual);
+      const DevicePtr y0 = d.put(std::vector<float>(rows, NAN)), y1 = d.put(std::vector<float>(rows, NAN));
+      const auto expect_twin = [&](const std::vector<float>& got, const QuantizedMatrix& m,
+                                   const std::vector<float>& input, const std::vector<float>* base, const char* what) {
+        const Quantized q(input, bits, gs);
+        const Reference ref = reference(m, input);
+        for (uint32_t r = 0; r < rows; ++r) {
+          const double want = (base ? (*base)[r] : 0.0) + cpu::mlx_int8_row_dot(rows_of(m), r, q.x);
+          ASSERT_NEAR(got[r], want, kKernelTolerance * (ref.magnitude[r] + 1)) << what << " row " << r;
+        }
+      };
+      w0->gemv(*gpu, dx, y0, s);
+      expect_twin(d.get(y0, rows), m0, x, nullptr, "gemv");
+      w0->gemv_gate_up_with(*w1, *gpu, dx, y0, y1, s);
+      expect_twin(d.get(y0, rows), m0, x, nullptr, "pair first");
+      expect_twin(d.get(y1, rows), m1, x, nullptr, "pair second");
+      // The activation as the backend computes it, so both quantize the same floats.
+      std::vector<float> act(cols);
+      simd::silu_mul(x.data(), up.data(), act.data(), cols);
+      w0->gemv_silu_gate_resid(*gpu, dx, dup, dres, y0, s);
+      expect_twin(d.get(y0, rows), m0, act, &residual, "silu gate + residual");
+    }
+  }
+}
+
+TEST(MlxInt8Activations, CpuGemvPropagatesNaN) {
+  std::unique_ptr<GpuBackend> gpu = create_backend("cpu", BackendOptions{.threads = 2, .int8_activations = true});
+  const QuantizedMatrix m = quantize_random(4, 512, {8, 64}, DType::kF16, 6);
+  const auto w = make_mlx_affine_weights(*gpu, m.params, m.scale_dtype, m.rows, m.cols, m.codes.data(),
+                                         m.scales.data(), m.biases.data(), gpu->default_stream());
+  std::vector<float> x = random_floats(m.cols, 7);
+  x[300] = std::numeric_limits<float>::quiet_NaN();
+  Device d{*gpu, {}};
+  const DevicePtr y = d.put(std::vector<float>(m.rows, 0));
+  w->gemv(*gpu, d.put(x), y, gpu->default_stream());
+  for (float v : d.get(y, m.rows)) EXPECT_TRUE(std::isnan(v));
+}
+
+}  // namespace
+}  // namespace qwen35::testing
