@@ -22,7 +22,8 @@ class CpuBackend final : public HostBackend {
   // memory-mapped file's 4 KiB pages costs a TLB miss every few rows.
   std::optional<DevicePtr> map_host(const void*, size_t) override { return std::nullopt; }
   // Float scratch for values shared by all threads of one launch (launches on
-  // the CPU run one at a time, so one buffer serves them all).
+  // the CPU run one at a time, so one buffer serves them all), starting a
+  // cache line.
   float* launch_scratch(size_t count);
 
  private:

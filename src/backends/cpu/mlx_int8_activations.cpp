@@ -8,15 +8,23 @@
 
 namespace qwen35::cpu {
 
+namespace {
+
+// Where the MLX arrays start in the scratch: after the GGUF form (codes and
+// block scales), on a cache line of their own if the scratch starts one.
+size_t mlx_part(size_t cols) { return (int8_activation_floats(cols) + 15) / 16 * 16; }
+
+}  // namespace
+
 size_t mlx_int8_activation_floats(size_t cols, size_t group_size) {
-  // the GGUF form (codes and block scales), the reordered codes (4 per float), lane scales, group sums
-  return int8_activation_floats(cols) + cols / 4 + cols / 4 + cols / group_size;
+  // the reordered codes (4 per float), lane scales, group sums
+  return mlx_part(cols) + cols / 4 + cols / 4 + cols / group_size;
 }
 
 MlxInt8Activations quantize_mlx_activations(const float* x, size_t cols, unsigned bits, size_t group_size,
                                             float* scratch) {
   const Int8Activations q = quantize_activations(x, cols, scratch);
-  float* rest = scratch + int8_activation_floats(cols);
+  float* rest = scratch + mlx_part(cols);
   auto* codes = reinterpret_cast<int8_t*>(rest);
   float* lane_scales = rest + cols / 4;
   float* group_sums = lane_scales + cols / 4;
