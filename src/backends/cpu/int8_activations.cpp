@@ -61,7 +61,8 @@ Int8Activations quantize_activations(const float* x, size_t cols, float* scratch
       }
     }
   }
-  return Int8Activations{.q = q, .q_k4 = q_k4, .scale = scale, .sums = sums, .code_sums = code_sums, .group_scale = group_scale};
+  return Int8Activations{
+      .q = q, .q_k4 = q_k4, .scale = scale, .sums = sums, .code_sums = code_sums, .group_scale = group_scale};
 }
 
 namespace {

@@ -1,6 +1,4 @@
 // x in 8 bits as the MLX integer kernels read it, and their scalar twin.
-#include <cstring>
-
 #include "cpu/int8_activations.h"
 #include "cpu/mlx_int8.h"
 #include "qwen35/dtype.h"
@@ -17,7 +15,7 @@ size_t mlx_part(size_t cols) { return (int8_activation_floats(cols) + 15) / 16 *
 }  // namespace
 
 size_t mlx_int8_activation_floats(size_t cols, size_t group_size) {
-  // the reordered codes (4 per float), lane scales, group sums
+  // the reordered 4-bit codes (4 per float), lane scales, group sums
   return mlx_part(cols) + cols / 4 + cols / 4 + cols / group_size;
 }
 
@@ -33,27 +31,25 @@ MlxInt8Activations quantize_mlx_activations(const float* x, size_t cols, unsigne
       codes[k] = q.q[2 * k];
       codes[cols / 2 + k] = q.q[2 * k + 1];
     }
-  } else {
-    std::memcpy(codes, q.q, cols);
   }
   // Lane i (bytes [4 i, 4 i + 4) of a row's codes) holds elements [i * 32 / bits, +32 / bits): all in
   // block i / bits of x.
   const size_t lanes = cols * bits / 32;
   for (size_t i = 0; i < lanes; ++i) lane_scales[i] = q.scale[i / bits];
-  // The sums of x as quantized, so that a row's dot is exactly its dot with
-  // x quantized: a group's codes times its scale are w - bias, which for
-  // weights centred on zero are about |bias| each, so float sums here would
-  // add bias times the group's rounding errors of x (doubling the deviation
-  // of the tiny golden's mlx8 logits from those of float x).
+  // The sums of x as quantized (q.sums, per block), so that a row's dot is
+  // exactly its dot with x quantized: a group's codes times its scale are
+  // w - bias, which for weights centred on zero are about |bias| each, so
+  // float sums here would add bias times the group's rounding errors of x
+  // (doubling the deviation of the tiny golden's mlx8 logits from those of
+  // float x).
   const size_t blocks_per_group = group_size / 32;
   for (size_t g = 0; g < cols / group_size; ++g) {
     float s = 0;
-    for (size_t b = g * blocks_per_group; b < (g + 1) * blocks_per_group; ++b) {
-      s += q.scale[b] * (q.code_sums[2 * b] + q.code_sums[2 * b + 1]);
-    }
+    for (size_t b = g * blocks_per_group; b < (g + 1) * blocks_per_group; ++b) s += q.sums[b];
     group_sums[g] = s;
   }
-  return MlxInt8Activations{.codes = codes, .lane_scales = lane_scales, .group_sums = group_sums};
+  // 8-bit codes meet x's codes in order: q's own.
+  return MlxInt8Activations{.codes = bits == 4 ? codes : q.q, .lane_scales = lane_scales, .group_sums = group_sums};
 }
 
 namespace {
