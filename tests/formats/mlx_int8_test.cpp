@@ -23,11 +23,6 @@ constexpr uint32_t kBits[] = {4, 8};
 constexpr uint32_t kGroupSizes[] = {32, 64, 128};
 constexpr DType kScaleTypes[] = {DType::kF32, DType::kBF16, DType::kF16};
 
-simd::WeightType weight_type(DType d) {
-  if (d == DType::kF32) return simd::WeightType::kF32;
-  return d == DType::kBF16 ? simd::WeightType::kBF16 : simd::WeightType::kF16;
-}
-
 simd::MlxRows rows_of(const QuantizedMatrix& m) {
   return simd::MlxRows{.codes = m.codes.data(), .scales = m.scales.data(), .biases = m.biases.data(),
                        .scale_type = weight_type(m.scale_dtype), .bits = m.params.bits, .cols = m.cols,

@@ -20,10 +20,6 @@ class MlxSimd : public ::testing::TestWithParam<int64_t> {
   void TearDown() override { simd::force_target(0); }
 };
 
-simd::WeightType weight_type(DType d) {
-  return d == DType::kF32 ? simd::WeightType::kF32 : d == DType::kBF16 ? simd::WeightType::kBF16 : simd::WeightType::kF16;
-}
-
 TEST_P(MlxSimd, GemvRowsMatchDequantizedGemv) {
   for (uint32_t bits : {4u, 8u}) {
     for (uint32_t gs : {32u, 64u, 128u}) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/simd.h"
 #include "qwen35/dtype.h"
 #include "qwen35/mlx_affine.h"
 #include "support/test_support.h"
@@ -16,6 +17,12 @@
 namespace qwen35::testing {
 
 inline const char* dtype_suffix(DType d) { return d == DType::kF32 ? "f32" : d == DType::kBF16 ? "bf16" : "f16"; }
+
+// The CPU kernels' name for a scale dtype.
+inline simd::WeightType weight_type(DType d) {
+  if (d == DType::kF32) return simd::WeightType::kF32;
+  return d == DType::kBF16 ? simd::WeightType::kBF16 : simd::WeightType::kF16;
+}
 
 inline float load_scale(DType d, const std::vector<std::byte>& bytes, size_t i) {
   if (d == DType::kF32) {
