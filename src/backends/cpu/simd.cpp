@@ -96,7 +96,7 @@ constexpr size_t kMany = 4;
 #if (HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR) || HWY_TARGET == HWY_NEON || HWY_TARGET == HWY_EMU128
 // A vector's 128-bit blocks added into one block.
 template <class D>
-HWY_INLINE hn::Vec<hn::Full128<float>> add_blocks(D d, hn::Vec<D> v) {
+HWY_INLINE hn::Vec<hn::Full128<float>> add_blocks(D, hn::Vec<D> v) {
   if constexpr (hn::MaxLanes(D()) > 4) {
     const hn::Half<D> dh;
     return add_blocks(dh, hn::Add(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
