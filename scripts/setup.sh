@@ -14,8 +14,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   glslc libvulkan-dev mesa-vulkan-drivers
 )
-# The ARM64 compile check of the SIMD kernels needs an aarch64 compiler: a cross
-# compiler here, the native one on arm64.
+# The ARM64 compile check of the SIMD kernels needs an aarch64 cross compiler
+# (on an arm64 machine the build itself compiles them for ARM64).
 [ "$(dpkg --print-architecture)" = arm64 ] || packages+=(g++-aarch64-linux-gnu)
 if [ "${1:-}" = "--arm64" ] && [ "$(dpkg --print-architecture)" != arm64 ]; then
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then
