@@ -1,8 +1,10 @@
 // Four byte products summed into each int32 lane, the step every integer
 // gemv (cpu_gguf_int8.cpp, cpu_mlx_int8.cpp) is built on, per target:
 // AVX-512 VNNI's vpdpbusd (Highway's AVX3_DL target, which a file asks for
-// with HWY_WANT_AVX3_DL), AVX2's vpmaddubsw + vpmaddwd, and elsewhere bytes
-// widened by shifts within each int32 lane. Compiled once per Highway target
+// with HWY_WANT_AVX3_DL), AVX2's vpmaddubsw + vpmaddwd, on 64-bit ARM
+// widening multiplies and pairwise adds (ARMv8.0: Highway 1.0.3's NEON target
+// does not assume the dot-product extension), and elsewhere bytes widened by
+// shifts within each int32 lane. Compiled once per Highway target
 // (included by each target's pass of a foreach_target file, hence the toggle
 // guard instead of #pragma once); not for HWY_SCALAR, whose callers run their
 // scalar twins.
@@ -49,6 +51,19 @@ HWY_INLINE VQ dot4(VQ acc, VB u, VS s) {
     return hn::Add(acc, VQ{_mm_madd_epi16(_mm_maddubs_epi16(u.raw, s.raw), _mm_set1_epi16(1))});
   }
 #else
+#if HWY_TARGET == HWY_NEON && HWY_ARCH_ARM_A64
+  if constexpr (sizeof(u.raw) == 16) {
+    // Four instructions per 16 bytes where the shifts below take twenty:
+    // products of signed bytes as int16 (|u s| <= 128 * 127, so a pair's sum
+    // fits), adjacent pairs summed (vpaddq keeps byte order: int16 lane m
+    // holds bytes 2m and 2m + 1), and adjacent pairs of those added into the
+    // int32 lanes.
+    const hn::Repartition<int8_t, hn::DFromV<VQ>> d8;
+    const int8x16_t a = hn::BitCast(d8, u).raw, b = hn::BitCast(d8, s).raw;
+    const int16x8_t pairs = vpaddq_s16(vmull_s8(vget_low_s8(a), vget_low_s8(b)), vmull_high_s8(a, b));
+    return VQ{vpadalq_s16(acc.raw, pairs)};
+  }
+#endif
   // Both operands read as signed bytes: exact for codes below 128, and for
   // signed weights as they are (Q8_0's dot4_signed).
   const hn::DFromV<VQ> dq;
