@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "cpu/int8_activations.h"
 #include "qwen35/backend.h"
 #include "qwen35/dense_weights.h"
 #include "qwen35/dtype.h"
@@ -156,6 +157,26 @@ void BM_GdnRecurrent(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * 2 * state_bytes));  // read + write
 }
 BENCHMARK(BM_GdnRecurrent)->UseRealTime();
+
+// x quantized to 8 bits per block of 32, as every integer gemv does on the
+// launching thread before its rows are split. Args: cols, simd (0: the scalar
+// twin, 1: the CPU's SIMD target). Bytes: x's floats.
+void BM_QuantizeBlocks(benchmark::State& state) {
+  const auto cols = static_cast<size_t>(state.range(0));
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  std::vector<float> x(cols), scale(cols / 32), code_sums(cols / 16);
+  for (float& v : x) v = uniform(rng);
+  std::vector<int8_t> q(cols);
+  const auto quantize = state.range(1) ? cpu::quantize_blocks : cpu::quantize_blocks_scalar;
+  for (auto _ : state) {
+    quantize(x.data(), cols, q.data(), scale.data(), code_sums.data());
+    benchmark::DoNotOptimize(q.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * cols * sizeof(float)));
+}
+BENCHMARK(BM_QuantizeBlocks)->ArgNames({"cols", "simd"})->ArgsProduct({{1024, 3584}, {0, 1}});
 
 }  // namespace
 }  // namespace qwen35

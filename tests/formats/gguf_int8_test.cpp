@@ -52,6 +52,22 @@ TEST(Int8Activations, RoundToNearestWithinHalfAStep) {
   }
 }
 
+// A block of tiny elements (127 / max overflows a float) gets the codes of
+// the same block scaled up by a power of two, and its own scale.
+TEST(Int8Activations, TinyBlocksKeepTheirCodes) {
+  const std::vector<float> x = random_floats(64, 7, 0.01f, 1);
+  for (int exponent : {-110, -126, -140}) {
+    std::vector<float> tiny(x.size());
+    for (size_t k = 0; k < x.size(); ++k) tiny[k] = std::ldexp(x[k], exponent);
+    const Quantized q(x), q_tiny(tiny);
+    for (size_t k = 0; k < x.size(); ++k) {
+      // Below 2^-126 the tiny floats themselves are rounded (subnormals): a code may move by one.
+      ASSERT_NEAR(q_tiny.x.q[k], q.x.q[k], exponent < -120 ? 1 : 0) << "2^" << exponent << " element " << k;
+    }
+    EXPECT_GT(q_tiny.x.scale[0], 0) << "2^" << exponent;
+  }
+}
+
 TEST(Int8Activations, NonFiniteBlockGivesNaN) {
   for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
     std::vector<float> x = random_floats(64, 2);
@@ -172,6 +188,37 @@ class Int8Cpu : public ::testing::TestWithParam<int64_t> {
 };
 
 TEST_P(Int8Cpu, KernelsMatchTheTwin) { check_cpu_kernels(); }
+
+// The quantizer of every target against its scalar twin, to the bit: random
+// blocks of several magnitudes, an all-zero block (varied_floats), exact
+// halves to round to even, a block of one nonzero element, subnormals, and
+// blocks holding a NaN or an infinity.
+TEST_P(Int8Cpu, QuantizerMatchesTheScalarTwinToTheBit) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  for (size_t cols : {32u, 96u, 1024u, 4096u + 32u}) {
+    SCOPED_TRACE(::testing::Message() << "cols " << cols);
+    std::vector<float> x = varied_floats(cols, static_cast<uint32_t>(cols));
+    if (cols >= 1024) {
+      for (size_t k = 0; k < 32; ++k) x[128 + k] = (static_cast<float>(k) - 15.5f) * (k % 3 == 0 ? 2 : 1);  // max 127
+      std::fill(x.begin() + 160, x.begin() + 192, 0.0f);
+      x[170] = -3e-39f;  // a subnormal alone in its block
+      for (size_t k = 0; k < 32; ++k) x[192 + k] = 1e-40f * static_cast<float>(k + 1);
+      x[256 + 7] = std::numeric_limits<float>::quiet_NaN();
+      x[288 + 31] = kInf;
+      x[320] = -kInf;
+      x[352 + 5] = 3e38f;
+    }
+    std::vector<int8_t> q(cols), q_twin(cols);
+    std::vector<float> scale(cols / 32), scale_twin(cols / 32), sums(cols / 16), sums_twin(cols / 16);
+    cpu::quantize_blocks(x.data(), cols, q.data(), scale.data(), sums.data());
+    cpu::quantize_blocks_scalar(x.data(), cols, q_twin.data(), scale_twin.data(), sums_twin.data());
+    for (size_t k = 0; k < cols; ++k) ASSERT_EQ(q[k], q_twin[k]) << "element " << k << " x " << x[k];
+    for (size_t b = 0; b < cols / 32; ++b) {
+      ASSERT_EQ(std::memcmp(&scale[b], &scale_twin[b], sizeof(float)), 0) << "block " << b << ": " << scale[b];
+    }
+    for (size_t g = 0; g < cols / 16; ++g) ASSERT_EQ(sums[g], sums_twin[g]) << "group " << g;
+  }
+}
 
 INSTANTIATE_TEST_SUITE_P(EveryTarget, Int8Cpu, ::testing::ValuesIn(simd::available_targets()),
                          [](const ::testing::TestParamInfo<int64_t>& info) { return simd::target_name(info.param); });

@@ -17,14 +17,7 @@ size_t int8_activation_floats(size_t cols) {
   return 2 * (cols / 4) + (cols / 32 + 16) + cols / 32 + 2 * (cols / 16);
 }
 
-Int8Activations quantize_activations(const float* x, size_t cols, float* scratch) {
-  auto* q = reinterpret_cast<int8_t*>(scratch);
-  auto* q_k4 = reinterpret_cast<int8_t*>(scratch + cols / 4);
-  float* scale = scratch + 2 * (cols / 4);
-  float* sums = scale + cols / 32 + 16;
-  std::fill(scale + cols / 32, sums, 0.0f);
-  float* code_sums = sums + cols / 32;
-  float* group_scale = code_sums + cols / 16;
+void quantize_blocks_scalar(const float* x, size_t cols, int8_t* q, float* scale, float* code_sums) {
   for (size_t b = 0; b < cols / 32; ++b) {
     const float* xb = x + 32 * b;
     float amax = 0;
@@ -36,22 +29,36 @@ Int8Activations quantize_activations(const float* x, size_t cols, float* scratch
     // A block that is not finite keeps codes 0 and a NaN scale, so every dot
     // that reads it is NaN, as in float arithmetic.
     scale[b] = finite ? amax / 127 : std::numeric_limits<float>::quiet_NaN();
-    const float inverse = finite && amax > 0 ? 127 / amax : 0;
+    const float lift = lift_of(amax);
+    const float inverse = finite && amax > 0 ? 127 / (amax * lift) : 0;
     int group_sum[2] = {0, 0};
     for (size_t k = 0; k < 32; ++k) {
       // Round to nearest even by adding and removing 1.5 * 2^23 (|x * inverse|
       // <= 127), inline where std::nearbyint is a library call without SSE4.1.
+      // The product is rounded to a float first (this file is compiled without
+      // contracting it into a fused multiply-add), as on every SIMD target.
       constexpr float kRound = 0x1.8p23f;
-      const float v = finite ? (xb[k] * inverse + kRound) - kRound : 0.0f;
+      const float v = finite ? (xb[k] * lift * inverse + kRound) - kRound : 0.0f;
       const int code = static_cast<int>(v < -127.0f ? -127.0f : v > 127.0f ? 127.0f : v);
       q[32 * b + k] = static_cast<int8_t>(code);
       group_sum[k / 16] += code;
     }
-    for (size_t g = 0; g < 2; ++g) {
-      code_sums[2 * b + g] = static_cast<float>(group_sum[g]);
-      group_scale[2 * b + g] = scale[b];
-    }
-    sums[b] = scale[b] * static_cast<float>(group_sum[0] + group_sum[1]);
+    for (size_t g = 0; g < 2; ++g) code_sums[2 * b + g] = static_cast<float>(group_sum[g]);
+  }
+}
+
+Int8Activations quantize_activations(const float* x, size_t cols, float* scratch) {
+  auto* q = reinterpret_cast<int8_t*>(scratch);
+  auto* q_k4 = reinterpret_cast<int8_t*>(scratch + cols / 4);
+  float* scale = scratch + 2 * (cols / 4);
+  float* sums = scale + cols / 32 + 16;
+  std::fill(scale + cols / 32, sums, 0.0f);
+  float* code_sums = sums + cols / 32;
+  float* group_scale = code_sums + cols / 16;
+  quantize_blocks(x, cols, q, scale, code_sums);
+  for (size_t b = 0; b < cols / 32; ++b) {
+    sums[b] = scale[b] * (code_sums[2 * b] + code_sums[2 * b + 1]);  // integers: exact
+    group_scale[2 * b] = group_scale[2 * b + 1] = scale[b];
   }
   for (size_t block = 0; block + 256 <= cols; block += 256) {
     for (size_t t = 0; t < 4; ++t) {

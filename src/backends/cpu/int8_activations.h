@@ -36,6 +36,17 @@ size_t int8_activation_floats(size_t cols);
 // x in 8 bits, the arrays laid out in `scratch`.
 Int8Activations quantize_activations(const float* x, size_t cols, float* scratch);
 
+// Blocks whose largest element is below 2^-100 (subnormals among them) are
+// first multiplied by 2^100, which is exact: 127 / max would overflow to
+// infinity, and zeros times infinity are NaN. The factor for a block's max.
+inline float lift_of(float amax) { return amax < 0x1p-100f ? 0x1p100f : 1.0f; }
+
+// The part of it done on vectors (cpu/int8_quantize.cpp, the CPU's SIMD
+// target): per block of 32, the codes q, the scale, and the code sums per 16.
+void quantize_blocks(const float* x, size_t cols, int8_t* q, float* scale, float* code_sums);
+// Its scalar twin, to the bit.
+void quantize_blocks_scalar(const float* x, size_t cols, int8_t* q, float* scale, float* code_sums);
+
 // The scalar twin of the integer kernels: row . x by the same formula (exact
 // integer sums per sub-block, each times its weight factor and x's scale), in
 // double. `type` is one of the GGUF block types.
