@@ -137,7 +137,7 @@ void run_bench(BenchOptions options) {
   const double token_seconds = 1.0 / tok_per_s.back();
 
   if (options.json) {
-    nlohmann::json j = {{"model", loaded.description}, {"backend", gpu.name()},
+    nlohmann::json j = {{"model", loaded.description}, {"backend", gpu.name()}, {"device", gpu.device_description()},
                         {"weights", loaded.model->weight_format()}, {"kv_dtype", options.model.kv_dtype},
                         {"context", options.context}, {"tokens", options.tokens}, {"repeats", options.repeats},
                         {"tok_per_s", tps}, {"bytes_per_token", bytes_per_token},

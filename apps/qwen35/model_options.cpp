@@ -24,6 +24,9 @@ void ModelOptions::add_to(CLI::App& command, const std::string& seed_help) {
   command.add_option("--backend", backend, "compute backend: " + available_backends())->capture_default_str();
   command.add_option("-t,--threads", threads, "CPU threads (0 = all cores)")->capture_default_str();
   command.add_option("--device", device, "GPU index for GPU backends")->capture_default_str();
+  command.add_option("--simd", simd_target,
+                     "CPU: run the SIMD kernels of this target instead of the best one (here: " + simd_targets() +
+                         ")");
   command.add_flag("--int8-activations", int8_activations,
                    "CPU with GGUF or MLX weights: quantize activations to 8 bits per 32 for integer dot products "
                    "(faster on 4- to 8-bit weights; not float32-exact)");
@@ -103,7 +106,8 @@ LoadedModel load_model(const ModelOptions& options) {
   LoadedModel loaded;
   loaded.backend = create_backend(options.backend, BackendOptions{.threads = options.threads,
                                                                   .device = options.device,
-                                                                  .int8_activations = options.int8_activations});
+                                                                  .int8_activations = options.int8_activations,
+                                                                  .simd_target = options.simd_target});
   if (options.model_dir.empty()) {
     const std::optional<Qwen35ForwardConfig> preset = Qwen35ForwardConfig::preset(options.preset);
     if (!preset) fail("unknown preset '{}' (available: {})", options.preset, Qwen35ForwardConfig::kPresetNames);

@@ -22,6 +22,7 @@ struct ModelOptions {
   unsigned threads = 0;
   int device = 0;
   std::string kv_dtype = "bf16";
+  std::string simd_target;  // CPU: BackendOptions::simd_target ("" = the best this CPU has)
   bool int8_activations = false;  // CPU, GGUF or MLX weights: x in 8 bits for integer dot products
   uint32_t context = 4096;
   std::string preset = "0.8b";         // random weights only: the shape (Qwen35ForwardConfig::preset)

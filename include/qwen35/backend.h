@@ -196,11 +196,19 @@ struct BackendOptions {
   // arithmetic: each element of x is off by up to max|x| / 254 of its block.
   // Off by default.
   bool int8_activations = false;
+  // CPU backend: run the SIMD kernels of this target ("AVX2", "NEON", "SCALAR",
+  // any name simd_targets() lists, in any case) instead of the best one this
+  // CPU supports, to compare them on one machine. Highway's dispatch is
+  // process-wide, so the choice holds for every CPU backend while this one
+  // lives. Empty: the best.
+  std::string simd_target;
 };
 
 // The registry of compiled-in backends (src/backends/registry.cpp).
 std::unique_ptr<GpuBackend> create_backend(std::string_view name, const BackendOptions& options = {});
 std::string available_backends();  // "cpu, reference"
 std::vector<std::string> backend_names();
+// The SIMD targets the CPU backend can run here, best first ("AVX3, AVX2, ...").
+std::string simd_targets();
 
 }  // namespace qwen35

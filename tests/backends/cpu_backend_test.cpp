@@ -1,9 +1,14 @@
-// The CPU backend's own pieces outside the kernels: its launch scratch.
+// The CPU backend's own pieces outside the kernels: its launch scratch, and
+// the choice of SIMD target (BackendOptions::simd_target).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 
 #include "cpu/cpu_backend.h"
+#include "cpu/simd.h"
+#include "qwen35/error.h"
 
 namespace qwen35 {
 namespace {
@@ -20,6 +25,33 @@ TEST(CpuBackend, LaunchScratchStartsACacheLine) {
     for (size_t i = 0; i < count; ++i) p[i] = static_cast<float>(i);  // all of it is usable
     EXPECT_EQ(p[count - 1], static_cast<float>(count - 1));
   }
+}
+
+TEST(CpuBackend, UnknownSimdTargetNamesItAndTheAvailableOnes) {
+  try {
+    CpuBackend cpu(BackendOptions{.threads = 1, .simd_target = "avx9"});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("SIMD target 'avx9' is not available here"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(simd_targets()), std::string::npos) << e.what();
+  }
+}
+
+// The weakest target (the scalar one), named in lower case, runs while the
+// backend lives, and normal dispatch returns after it.
+TEST(CpuBackend, SimdTargetIsForcedWhileTheBackendLives) {
+  const std::string best = simd::current_target();
+  std::string weakest = simd::target_name(simd::available_targets().back());
+  std::transform(weakest.begin(), weakest.end(), weakest.begin(), [](unsigned char c) { return std::tolower(c); });
+  {
+    CpuBackend cpu(BackendOptions{.threads = 1, .simd_target = weakest});
+    EXPECT_EQ(simd::current_target(), simd::target_name(simd::available_targets().back()));
+    EXPECT_NE(cpu.device_description().find(simd::current_target() + " (forced)"), std::string::npos)
+        << cpu.device_description();
+  }
+  EXPECT_EQ(simd::current_target(), best);
+  CpuBackend cpu(BackendOptions{.threads = 1});
+  EXPECT_EQ(cpu.device_description().find("forced"), std::string::npos) << cpu.device_description();
 }
 
 }  // namespace

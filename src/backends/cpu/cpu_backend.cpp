@@ -3,10 +3,44 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+
+#include "cpu/gguf_rows.h"
+#include "cpu/simd.h"
+#include "qwen35/error.h"
+
 namespace qwen35 {
+
+namespace {
+
+bool same_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+}  // namespace
+
+std::string simd_targets() {
+  std::string names;
+  for (int64_t target : simd::available_targets()) names += (names.empty() ? "" : ", ") + simd::target_name(target);
+  return names;
+}
 
 CpuBackend::CpuBackend(const BackendOptions& options)
     : pool_(options.threads), int8_activations_(options.int8_activations) {
+  if (!options.simd_target.empty()) {
+    const std::vector<int64_t> targets = simd::available_targets();
+    const auto it = std::find_if(targets.begin(), targets.end(), [&](int64_t target) {
+      return same_name(simd::target_name(target), options.simd_target);
+    });
+    if (it == targets.end()) {
+      fail("SIMD target '{}' is not available here (this build on this CPU: {})", options.simd_target, simd_targets());
+    }
+    simd::force_target(*it);
+    forced_target_ = true;
+  }
   register_cpu_gemv_kernels(*this);
   register_cpu_norm_kernels(*this);
   register_cpu_attention_kernels(*this);
@@ -15,9 +49,18 @@ CpuBackend::CpuBackend(const BackendOptions& options)
   register_cpu_gguf_kernels(*this);
 }
 
+CpuBackend::~CpuBackend() {
+  if (forced_target_) simd::force_target(0);
+}
+
 std::string CpuBackend::device_description() const {
-  return fmt::format("CPU, {} threads{}", pool_.size(),
-                     int8_activations_ ? ", int8 activations for GGUF and MLX weights" : "");
+  std::string description = fmt::format("CPU, {} threads, SIMD {}{}", pool_.size(), simd::current_target(),
+                                        forced_target_ ? " (forced)" : "");
+  if (int8_activations_) {
+    description += fmt::format(", int8 activations for GGUF and MLX weights (integer kernels {})",
+                               gguf_cpu::int8_kernel_target());
+  }
+  return description;
 }
 
 float* CpuBackend::launch_scratch(size_t count) {

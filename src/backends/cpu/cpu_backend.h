@@ -13,6 +13,7 @@ namespace qwen35 {
 class CpuBackend final : public HostBackend {
  public:
   explicit CpuBackend(const BackendOptions& options);
+  ~CpuBackend() override;
   std::string name() const override { return "cpu"; }
   std::string device_description() const override;
   ThreadPool& pool() { return pool_; }
@@ -29,6 +30,7 @@ class CpuBackend final : public HostBackend {
  private:
   ThreadPool pool_;
   bool int8_activations_;
+  bool forced_target_ = false;  // BackendOptions::simd_target, undone on destruction
   std::vector<float> launch_scratch_;
 };
 

@@ -22,6 +22,7 @@
 #include "cpu/gguf_blocks-inl.h"
 #include "cpu/int8_dot-inl.h"
 
+#include <string>
 #include <type_traits>
 
 #include "cpu/gguf_rows.h"
@@ -636,6 +637,10 @@ void Int8Rows(DType type, const Rows& m, const float* base, float* y, size_t r0,
 }
 #endif  // HWY_TARGET != HWY_SCALAR
 
+// The target these kernels run as (AVX3_DL where the CPU has VNNI, which the
+// float kernels' files do not compile for).
+int64_t Int8Target() { return HWY_TARGET; }
+
 }  // namespace qwen35::gguf_cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -643,6 +648,9 @@ HWY_AFTER_NAMESPACE();
 namespace qwen35::gguf_cpu {
 
 HWY_EXPORT(Int8Rows);
+HWY_EXPORT(Int8Target);
+
+std::string int8_kernel_target() { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(Int8Target)()); }
 
 void run_int8_rows(DType type, const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
   HWY_DYNAMIC_DISPATCH(Int8Rows)(type, m, base, y, r0, r1);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "cpu/int8_activations.h"
 #include "qwen35/dtype.h"
@@ -23,5 +24,7 @@ struct Rows {
 // y[r] = base[r] (0 if null) + row r . x for r in [r0, r1), by the integer
 // kernels of the target chosen at run time; m.int8 is set.
 void run_int8_rows(DType type, const Rows& m, const float* base, float* y, size_t r0, size_t r1);
+// The SIMD target run_int8_rows runs now ("AVX3_DL", "AVX2", ...).
+std::string int8_kernel_target();
 
 }  // namespace qwen35::gguf_cpu
