@@ -1,5 +1,6 @@
 // The whole model against ../shared/golden: logits computed in float64 by an
-// independent implementation. For each backend and KV dtype the relative error
+// independent implementation. For each backend and KV dtype (and, on the CPU,
+// each SIMD target this machine can run besides the best) the relative error
 // max|logit - golden| / max|golden| must stay within the README's bounds, and
 // the argmax must agree wherever the golden top-1/top-2 gap is clear. On
 // failure the per-layer hidden states name the first layer and token that
@@ -24,14 +25,18 @@ struct GoldenCase {
   // From golden/README.md: 1e-4 with f32 KV, 1e-2 with bf16 KV. f16 and fp8 KV
   // are ours, set from the measured errors in docs/accuracy.md with margin.
   double tolerance;
+  std::string simd_target = "";  // BackendOptions::simd_target: "" = the best
 };
 
 void PrintTo(const GoldenCase& c, std::ostream* os) {
-  *os << c.folder << "/" << c.backend << "/kv=" << kv_dtype_name(c.kv_dtype);
+  *os << c.folder << "/" << c.backend << (c.simd_target.empty() ? "" : "/" + c.simd_target)
+      << "/kv=" << kv_dtype_name(c.kv_dtype);
 }
 
 std::string case_name(const ::testing::TestParamInfo<GoldenCase>& info) {
-  std::string name = info.param.folder + "_" + info.param.backend + "_" + std::string(kv_dtype_name(info.param.kv_dtype));
+  std::string name = info.param.folder + "_" + info.param.backend +
+                     (info.param.simd_target.empty() ? "" : "_" + info.param.simd_target) + "_" +
+                     std::string(kv_dtype_name(info.param.kv_dtype));
   std::replace(name.begin(), name.end(), '-', '_');
   return name;
 }
@@ -45,9 +50,13 @@ TEST_P(Golden, LogitsMatch) {
   const Qwen35ForwardConfig config = checkpoint.config;
   std::unique_ptr<GpuBackend> gpu;
   try {
-    gpu = create_backend(param.backend);
+    gpu = create_backend(param.backend, BackendOptions{.simd_target = param.simd_target});
   } catch (const DeviceUnavailable& e) {
     GTEST_SKIP() << e.what();  // compiled in, but no device here: skipped, never passed
+  }
+  if (!param.simd_target.empty()) {
+    ASSERT_NE(gpu->device_description().find("SIMD " + param.simd_target + " (forced)"), std::string::npos)
+        << gpu->device_description();
   }
   std::shared_ptr<const TensorSource> tensors = std::move(checkpoint.tensors);
   std::unique_ptr<Model> model = Model::load(*gpu, config, tensors, checkpoint.layout);
@@ -73,7 +82,8 @@ TEST_P(Golden, LogitsMatch) {
 
   const Deviation d = deviation(logits.data(), golden_logits.data(), logits.size());
   RecordProperty("relative_error", std::to_string(d.relative()));
-  std::cout << "[ golden   ] " << param.folder << " " << param.backend << " kv=" << kv_dtype_name(param.kv_dtype)
+  std::cout << "[ golden   ] " << param.folder << " " << param.backend << " " << gpu->device_description()
+            << " kv=" << kv_dtype_name(param.kv_dtype)
             << ": max |logit - golden| / max |golden| = " << d.relative() << "\n";
   EXPECT_FALSE(d.has_nan);
   if (d.relative() > param.tolerance) {
@@ -116,6 +126,14 @@ std::vector<GoldenCase> all_cases() {
       cases.push_back({folder, backend, KvDtype::kBF16, 1e-2});
       cases.push_back({folder, backend, KvDtype::kF16, kF16KvTolerance});
       cases.push_back({folder, backend, KvDtype::kFP8, kFp8KvTolerance});
+    }
+    // The CPU's weaker SIMD targets (AVX2, SSE4, ... on an AVX-512 machine) run
+    // the whole model too, so each target's kernels meet the golden, not only
+    // the scalar twins of the kernel tests.
+    std::stringstream targets(simd_targets());
+    std::string target;
+    for (bool best = true; std::getline(targets >> std::ws, target, ','); best = false) {
+      if (!best) cases.push_back({folder, "cpu", KvDtype::kF32, 1e-4, target});
     }
   }
   return cases;
