@@ -30,6 +30,7 @@ std::string simd_targets() {
 
 CpuBackend::CpuBackend(const BackendOptions& options)
     : pool_(options.threads), int8_activations_(options.int8_activations) {
+  int64_t forced = 0;
   if (!options.simd_target.empty()) {
     const std::vector<int64_t> targets = simd::available_targets();
     const auto it = std::find_if(targets.begin(), targets.end(), [&](int64_t target) {
@@ -38,8 +39,7 @@ CpuBackend::CpuBackend(const BackendOptions& options)
     if (it == targets.end()) {
       fail("SIMD target '{}' is not available here (this build on this CPU: {})", options.simd_target, simd_targets());
     }
-    simd::force_target(*it);
-    forced_target_ = true;
+    forced = *it;
   }
   register_cpu_gemv_kernels(*this);
   register_cpu_norm_kernels(*this);
@@ -47,6 +47,11 @@ CpuBackend::CpuBackend(const BackendOptions& options)
   register_cpu_gdn_kernels(*this);
   register_cpu_mlx_kernels(*this);
   register_cpu_gguf_kernels(*this);
+  // Last, so that a constructor that throws leaves dispatch as it was.
+  if (forced != 0) {
+    simd::force_target(forced);
+    forced_target_ = true;
+  }
 }
 
 CpuBackend::~CpuBackend() {

@@ -598,7 +598,8 @@ void int8_q6_k(const GgufBlockQ6K* const* b, const cpu::Int8Activations& x, size
 // the others, which gain more from fewer read streams. BM_Gemv int8 from DRAM,
 // four bands -> two: Q8_0 25.3 -> 27.5-27.9 GB/s, Q6_K 19.8-21.5 ->
 // 22.0-24.9, Q4_K unchanged at 22; in decode (medians of 3 alternating runs
-// of the 0.8B) Q6_K 34.6 -> 42.3 tok/s, Q8_0 34.4 -> 36.9, Q4_K 55.7 -> 49.6.
+// of the 0.8B) Q6_K 34.6 -> 42.3 tok/s, Q8_0 34.4 -> 36.9, but Q4_K 55.7 ->
+// 49.6, so the 4-bit types keep four.
 template <typename Block>
 constexpr size_t kInt8Bands = std::is_same_v<Block, GgufBlockQ4K> || std::is_same_v<Block, GgufBlockQ4_0> ? 4 : 2;
 
