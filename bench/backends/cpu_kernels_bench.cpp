@@ -178,6 +178,22 @@ void BM_QuantizeBlocks(benchmark::State& state) {
 }
 BENCHMARK(BM_QuantizeBlocks)->ArgNames({"cols", "simd"})->ArgsProduct({{1024, 3584}, {0, 1}});
 
+// All of x's 8-bit form as the GGUF integer gemvs read it: the codes above,
+// then the sums, the per-16 scales and the codes reordered for Q4_K/Q5_K.
+void BM_QuantizeActivations(benchmark::State& state) {
+  const auto cols = static_cast<size_t>(state.range(0));
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  std::vector<float> x(cols), scratch(cpu::int8_activation_floats(cols));
+  for (float& v : x) v = uniform(rng);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(cpu::quantize_activations(x.data(), cols, scratch.data()));
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * cols * sizeof(float)));
+}
+BENCHMARK(BM_QuantizeActivations)->ArgNames({"cols"})->Arg(1024)->Arg(3584);
+
 }  // namespace
 }  // namespace qwen35
 
