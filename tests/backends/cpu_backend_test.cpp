@@ -37,8 +37,9 @@ TEST(CpuBackend, UnknownSimdTargetNamesItAndTheAvailableOnes) {
   }
 }
 
-// The weakest target (the scalar one), named in lower case, runs while the
-// backend lives, and normal dispatch returns after it.
+// The weakest target (SCALAR on x86-64; on ARM64 NEON, the only one), named
+// in lower case, runs while the backend lives, and normal dispatch returns
+// after it.
 TEST(CpuBackend, SimdTargetIsForcedWhileTheBackendLives) {
   const std::string best = simd::current_target();
   std::string weakest = simd::target_name(simd::available_targets().back());
