@@ -158,15 +158,22 @@ void BM_GdnRecurrent(benchmark::State& state) {
 }
 BENCHMARK(BM_GdnRecurrent)->UseRealTime();
 
+// An activation vector of `cols` values uniform in [-1, 1).
+std::vector<float> random_x(size_t cols) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  std::vector<float> x(cols);
+  for (float& v : x) v = uniform(rng);
+  return x;
+}
+
 // x quantized to 8 bits per block of 32, as every integer gemv does on the
 // launching thread before its rows are split. Args: cols, simd (0: the scalar
 // twin, 1: the CPU's SIMD target). Bytes: x's floats.
 void BM_QuantizeBlocks(benchmark::State& state) {
   const auto cols = static_cast<size_t>(state.range(0));
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> uniform(-1, 1);
-  std::vector<float> x(cols), scale(cols / 32), code_sums(cols / 16);
-  for (float& v : x) v = uniform(rng);
+  const std::vector<float> x = random_x(cols);
+  std::vector<float> scale(cols / 32), code_sums(cols / 16);
   std::vector<int8_t> q(cols);
   const auto quantize = state.range(1) ? cpu::quantize_blocks : cpu::quantize_blocks_scalar;
   for (auto _ : state) {
@@ -182,10 +189,8 @@ BENCHMARK(BM_QuantizeBlocks)->ArgNames({"cols", "simd"})->ArgsProduct({{1024, 35
 // then the sums, the per-16 scales and the codes reordered for Q4_K/Q5_K.
 void BM_QuantizeActivations(benchmark::State& state) {
   const auto cols = static_cast<size_t>(state.range(0));
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> uniform(-1, 1);
-  std::vector<float> x(cols), scratch(cpu::int8_activation_floats(cols));
-  for (float& v : x) v = uniform(rng);
+  const std::vector<float> x = random_x(cols);
+  std::vector<float> scratch(cpu::int8_activation_floats(cols));
   for (auto _ : state) {
     benchmark::DoNotOptimize(cpu::quantize_activations(x.data(), cols, scratch.data()));
     benchmark::ClobberMemory();

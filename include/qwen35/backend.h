@@ -208,7 +208,9 @@ struct BackendOptions {
 std::unique_ptr<GpuBackend> create_backend(std::string_view name, const BackendOptions& options = {});
 std::string available_backends();  // "cpu, reference"
 std::vector<std::string> backend_names();
-// The SIMD targets the CPU backend can run here, best first ("AVX3, AVX2, ...").
+// The SIMD targets the CPU backend can run here, best first ({"AVX3", "AVX2", ...}),
+// and the same joined for messages ("AVX3, AVX2, ...").
+std::vector<std::string> simd_target_names();
 std::string simd_targets();
 
 }  // namespace qwen35

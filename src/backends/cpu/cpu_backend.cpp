@@ -2,6 +2,7 @@
 #include "cpu/cpu_backend.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join moved here in fmt 11
 
 #include <algorithm>
 #include <cctype>
@@ -22,11 +23,13 @@ bool same_name(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::string simd_targets() {
-  std::string names;
-  for (int64_t target : simd::available_targets()) names += (names.empty() ? "" : ", ") + simd::target_name(target);
+std::vector<std::string> simd_target_names() {
+  std::vector<std::string> names;
+  for (int64_t target : simd::available_targets()) names.push_back(simd::target_name(target));
   return names;
 }
+
+std::string simd_targets() { return fmt::format("{}", fmt::join(simd_target_names(), ", ")); }
 
 CpuBackend::CpuBackend(const BackendOptions& options)
     : pool_(options.threads), int8_activations_(options.int8_activations) {
