@@ -12,15 +12,15 @@ namespace qwen35 {
 namespace {
 
 template <typename E>
-size_t row_grain(const ThreadPool& pool, uint32_t cols, size_t rows) {
-  return cpu::gemv_row_grain(size_t{cols} * sizeof(typename E::Storage), rows, pool.size());
+size_t row_bytes(uint32_t cols) {
+  return size_t{cols} * sizeof(typename E::Storage);
 }
 
 template <typename E>
 void gemv(ThreadPool& pool, const GemvArgs& a) {
   const float* x = host_ptr<const float>(a.x);
   float* y = host_ptr<float>(a.y);
-  pool.parallel_for(a.rows, row_grain<E>(pool, a.cols, a.rows), [&](size_t begin, size_t end) {
+  cpu::parallel_gemv_rows(pool, a.rows, row_bytes<E>(a.cols), [&](size_t begin, size_t end) {
     simd::gemv_rows(cpu::weight_type<E>(), host_ptr<const void>(a.w), x, nullptr, y, begin, end, a.cols);
   });
 }
@@ -31,7 +31,7 @@ void gemv_pair(ThreadPool& pool, const GemvPairArgs& a) {
   constexpr simd::WeightType type = cpu::weight_type<E>();
   // One index space over both matrices, so both are split across all threads.
   const size_t rows = size_t{a.rows0} + a.rows1;
-  pool.parallel_for(rows, row_grain<E>(pool, a.cols, rows), [&](size_t begin, size_t end) {
+  cpu::parallel_gemv_rows(pool, rows, row_bytes<E>(a.cols), [&](size_t begin, size_t end) {
     if (begin < a.rows0) {
       simd::gemv_rows(type, host_ptr<const void>(a.w0), x, nullptr, host_ptr<float>(a.y0), begin,
                       std::min<size_t>(end, a.rows0), a.cols);
@@ -51,7 +51,7 @@ void gemv_silu_gate(CpuBackend& cpu, const GemvSiluGateArgs& a) {
   simd::silu_mul(gate, up, act, a.cols);
   const float* residual = a.residual.is_null() ? nullptr : host_ptr<const float>(a.residual);
   float* y = host_ptr<float>(a.y);
-  cpu.pool().parallel_for(a.rows, row_grain<E>(cpu.pool(), a.cols, a.rows), [&](size_t begin, size_t end) {
+  cpu::parallel_gemv_rows(cpu.pool(), a.rows, row_bytes<E>(a.cols), [&](size_t begin, size_t end) {
     simd::gemv_rows(cpu::weight_type<E>(), host_ptr<const void>(a.w), act, residual, y, begin, end, a.cols);
   });
 }

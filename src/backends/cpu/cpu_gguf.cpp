@@ -263,10 +263,6 @@ void sums_per_32(const float* x, size_t cols, float* sums) {
   }
 }
 
-size_t row_grain(CpuBackend& cpu, DType type, uint32_t cols, size_t rows) {
-  return cpu::gemv_row_grain(dtype_bytes(type, cols), rows, cpu.pool().size());
-}
-
 // What a launch computes from x once for all its rows: x in 8 bits when the
 // backend runs integer kernels, else the sums of x per 32 where the type uses them.
 class PreparedX {
@@ -299,7 +295,7 @@ void gemv(CpuBackend& cpu, DType type, const GemvArgs& a) {
   const PreparedX x(type, int8, host_ptr<const float>(a.x), a.cols, scratch);
   const Rows m = x.rows(type, a.w, a.cols);
   float* y = host_ptr<float>(a.y);
-  cpu.pool().parallel_for(a.rows, row_grain(cpu, type, a.cols, a.rows),
+  cpu::parallel_gemv_rows(cpu.pool(), a.rows, dtype_bytes(type, a.cols),
                           [&](size_t begin, size_t end) { run_rows(type, m, nullptr, y, begin, end); });
 }
 
@@ -313,7 +309,7 @@ void gemv_pair(CpuBackend& cpu, DType type, const GemvPairArgs& a) {
   float* y1 = host_ptr<float>(a.y1);
   // One index space over both matrices, so both are split across all threads.
   const size_t rows = size_t{a.rows0} + a.rows1;
-  cpu.pool().parallel_for(rows, row_grain(cpu, type, a.cols, rows), [&](size_t begin, size_t end) {
+  cpu::parallel_gemv_rows(cpu.pool(), rows, dtype_bytes(type, a.cols), [&](size_t begin, size_t end) {
     if (begin < a.rows0) run_rows(type, m0, nullptr, y0, begin, std::min<size_t>(end, a.rows0));
     if (end > a.rows0) run_rows(type, m1, nullptr, y1, std::max<size_t>(begin, a.rows0) - a.rows0, end - a.rows0);
   });
@@ -327,7 +323,7 @@ void gemv_silu_gate(CpuBackend& cpu, DType type, const GemvSiluGateArgs& a) {
   const Rows m = x.rows(type, a.w, a.cols);
   const float* residual = a.residual.is_null() ? nullptr : host_ptr<const float>(a.residual);
   float* y = host_ptr<float>(a.y);
-  cpu.pool().parallel_for(a.rows, row_grain(cpu, type, a.cols, a.rows),
+  cpu::parallel_gemv_rows(cpu.pool(), a.rows, dtype_bytes(type, a.cols),
                           [&](size_t begin, size_t end) { run_rows(type, m, residual, y, begin, end); });
 }
 

@@ -16,11 +16,6 @@
 namespace qwen35 {
 namespace {
 
-template <uint32_t Bits>
-size_t row_grain(const ThreadPool& pool, uint32_t cols, size_t rows) {
-  return cpu::gemv_row_grain(size_t{cols} * Bits / 8, rows, pool.size());
-}
-
 template <uint32_t Bits, typename E>
 simd::MlxRows rows_of(const MlxMatrixRef& w, uint32_t cols, uint32_t group_size) {
   return simd::MlxRows{.codes = host_ptr<const uint32_t>(w.codes), .scales = host_ptr<const void>(w.scales),
@@ -66,7 +61,7 @@ void gemv(CpuBackend& cpu, const MlxGemvArgs& a) {
                     cpu.launch_scratch(prepared_floats(int8, a.cols, a.group_size)));
   const simd::MlxRows w = rows_of<Bits, E>(a.w, a.cols, a.group_size);
   float* y = host_ptr<float>(a.y);
-  cpu.pool().parallel_for(a.rows, row_grain<Bits>(cpu.pool(), a.cols, a.rows),
+  cpu::parallel_gemv_rows(cpu.pool(), a.rows, size_t{a.cols} * Bits / 8,
                           [&](size_t begin, size_t end) { x.rows(w, nullptr, y, begin, end); });
 }
 
@@ -81,7 +76,7 @@ void gemv_pair(CpuBackend& cpu, const MlxGemvPairArgs& a) {
   float* y1 = host_ptr<float>(a.y1);
   // One index space over both matrices, so both are split across all threads.
   const size_t rows = size_t{a.rows0} + a.rows1;
-  cpu.pool().parallel_for(rows, row_grain<Bits>(cpu.pool(), a.cols, rows), [&](size_t begin, size_t end) {
+  cpu::parallel_gemv_rows(cpu.pool(), rows, size_t{a.cols} * Bits / 8, [&](size_t begin, size_t end) {
     if (begin < a.rows0) x.rows(w0, nullptr, y0, begin, std::min<size_t>(end, a.rows0));
     if (end > a.rows0) x.rows(w1, nullptr, y1, std::max<size_t>(begin, a.rows0) - a.rows0, end - a.rows0);
   });
@@ -96,7 +91,7 @@ void gemv_silu_gate(CpuBackend& cpu, const MlxGemvSiluGateArgs& a) {
   const simd::MlxRows w = rows_of<Bits, E>(a.w, a.cols, a.group_size);
   const float* residual = a.residual.is_null() ? nullptr : host_ptr<const float>(a.residual);
   float* y = host_ptr<float>(a.y);
-  cpu.pool().parallel_for(a.rows, row_grain<Bits>(cpu.pool(), a.cols, a.rows), [&](size_t begin, size_t end) {
+  cpu::parallel_gemv_rows(cpu.pool(), a.rows, size_t{a.cols} * Bits / 8, [&](size_t begin, size_t end) {
     x.rows(w, residual, y, begin, end);
   });
 }
