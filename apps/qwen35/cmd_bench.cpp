@@ -1,7 +1,9 @@
 // `qwen35 bench`: decode speed against this machine's memory roofline, both
 // measured in the same run. Decode at batch 1 reads every weight once per token,
 // so tok/s <= read bandwidth / bytes read per token; roofline_fraction says how
-// close a run comes. --profile splits the token time by kernel.
+// close a run comes. --profile splits the token time by kernel. On a shared
+// virtual machine the CPU time stolen by other guests during the timed repeats
+// is reported too: runs that lost much of it measured their neighbours.
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -12,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "cpu_steal.h"
 #include "model_options.h"
 #include "qwen35/device_bandwidth.h"
 #include "qwen35/host_bandwidth.h"
@@ -104,11 +107,13 @@ void run_bench(BenchOptions options) {
   int32_t token = 1;
   for (int i = 0; i < 2; ++i) session.decode(token);  // warm-up: page in weights, spin up threads
   const size_t weight_bytes = loaded.model->weight_bytes_per_token();
-  std::vector<double> tok_per_s, read_gbps, fractions;
+  std::vector<double> tok_per_s, read_gbps, fractions, steal_fractions;
+  std::optional<app::CpuTicks> timed_ticks = app::CpuTicks{};  // summed over the timed repeats
   size_t state_bytes = 0;
   for (int r = 0; r < options.repeats; ++r) {
     if (measure_read) read_gbps.push_back(measure_read());
     if (options.profile && r == options.repeats - 1) gpu.set_profiling(true);
+    const std::optional<app::CpuTicks> ticks_before = app::read_cpu_ticks();
     const auto start = Clock::now();
     for (uint32_t t = 0; t < options.tokens; ++t) {
       if (t == options.tokens / 2) state_bytes = session.state_bytes_per_token();
@@ -116,6 +121,14 @@ void run_bench(BenchOptions options) {
       token = static_cast<int32_t>(argmax(logits));
     }
     tok_per_s.push_back(options.tokens / std::chrono::duration<double>(Clock::now() - start).count());
+    const std::optional<app::CpuTicks> ticks_after = app::read_cpu_ticks();
+    if (ticks_before && ticks_after && timed_ticks) {
+      steal_fractions.push_back(app::steal_fraction(*ticks_before, *ticks_after));
+      timed_ticks->steal += ticks_after->steal - ticks_before->steal;
+      timed_ticks->total += ticks_after->total - ticks_before->total;
+    } else {
+      timed_ticks.reset();
+    }
     if (measure_read) fractions.push_back(tok_per_s.back() * static_cast<double>(weight_bytes + state_bytes) / 1e9 / read_gbps.back());
   }
   const double tps = median(tok_per_s);
@@ -123,6 +136,8 @@ void run_bench(BenchOptions options) {
   const double achieved_gbps = tps * static_cast<double>(bytes_per_token) / 1e9;
   const double best_read_gbps = measure_read ? median(read_gbps) : 0.0;
   const double fraction = measure_read ? median(fractions) : 0.0;
+  const bool steal_known = timed_ticks.has_value();
+  const double steal = steal_known ? app::steal_fraction(app::CpuTicks{}, *timed_ticks) : 0.0;
 
   std::map<std::string, double> family_seconds;
   double profiled_seconds = 0;
@@ -143,7 +158,8 @@ void run_bench(BenchOptions options) {
                         {"tok_per_s", tps}, {"bytes_per_token", bytes_per_token},
                         {"achieved_gbps", achieved_gbps}, {"read_gbps", best_read_gbps},
                         {"read_pattern", best_pattern}, {"roofline_fraction", fraction},
-                        {"int8_activations", options.model.int8_activations}};
+                        {"int8_activations", options.model.int8_activations},
+                        {"cpu_steal_fraction", steal_known ? nlohmann::json(steal) : nlohmann::json(nullptr)}};
     if (options.profile) {
       nlohmann::json families;
       for (const auto& [name, seconds] : family_seconds) families[name] = seconds / options.tokens;
@@ -166,6 +182,13 @@ void run_bench(BenchOptions options) {
              best_read_gbps, best_pattern, fmt::join(read_gbps, ", "));
   fmt::print("roofline fraction     {:.3f} (median over repeats of achieved / probe: {:.3f})\n", fraction,
              fmt::join(fractions, ", "));
+  if (steal_known) {
+    std::vector<double> percents;
+    for (double f : steal_fractions) percents.push_back(100 * f);
+    fmt::print("cpu steal             {:.1f}% of the CPU time during the timed repeats went to other guests "
+               "(per repeat: {:.1f})\n",
+               100 * steal, fmt::join(percents, ", "));
+  }
   if (options.profile) {
     fmt::print("profile (last repeat, {:.1f} launches/token, kernels cover {:.1f}% of the token time):\n",
                static_cast<double>(launches) / options.tokens,
