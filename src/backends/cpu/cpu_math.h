@@ -24,24 +24,20 @@ constexpr simd::WeightType weight_type() {
 }
 
 // Runs body(begin, end) over a gemv's rows [0, rows), row_bytes of weights
-// each, on the pool. Tasks start at about 512 KB of weights, but at least two
-// per thread, and taper (ThreadPool::parallel_for's min_grain) to 64 KB, all
-// multiples of 8 rows. A task is one read stream (the dense and MLX gemvs) or
-// 4 (the GGUF ones, in bands; row_bands.h) of tens of KB or more. Without the
-// two-per-thread bound a 1024 x 1024 Q4_K matrix (576 KB) was two tasks of 904
-// and 120 rows, one thread doing nearly all of it. Without the taper a 3584 x
-// 1024 Q4_K matrix was four tasks of 896 rows, and the thread that finished
-// first waited out most of the other's last task: 6-11% of the gemv's time
-// against 3-4% with it, and its int8 gemv from the caches ran 6-8% faster
+// each, on the pool: tasks of about 512 KB of weights, but at least two per
+// thread, a multiple of 8 rows. A task is one read stream (the dense and MLX
+// gemvs) or 4 (the GGUF ones, in bands; row_bands.h) of tens of KB or more.
+// Without the second bound a 1024 x 1024 Q4_K matrix (576 KB) was two tasks of
+// 904 and 120 rows, one thread doing nearly all of it. Tasks that taper
+// towards the end of the rows (so the threads finish closer together) halved
+// the launching thread's wait for the other, but cost as much in read streams
+// cut short: decode was no faster at 256 KB, and 10-15% slower at 64 KB
 // (docs/performance.md, tenth session).
 template <typename Body>
 void parallel_gemv_rows(ThreadPool& pool, size_t rows, size_t row_bytes, const Body& body) {
-  const size_t row = std::max<size_t>(row_bytes, 1);
-  const size_t by_bytes = (size_t{512} << 10) / row;
+  const size_t by_bytes = (size_t{512} << 10) / std::max<size_t>(row_bytes, 1);
   const size_t by_threads = rows / (2 * size_t{pool.size()});
-  const size_t grain = std::max<size_t>(8, std::min(by_bytes, by_threads) / 8 * 8);
-  const size_t min_grain = std::max<size_t>(8, (size_t{64} << 10) / row / 8 * 8);
-  pool.parallel_for(rows, grain, body, min_grain);
+  pool.parallel_for(rows, std::max<size_t>(8, std::min(by_bytes, by_threads) / 8 * 8), body);
 }
 
 }  // namespace qwen35::cpu

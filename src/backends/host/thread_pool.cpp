@@ -30,30 +30,15 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::run_chunks() {
-  if (min_grain_ == grain_) {
-    for (;;) {
-      const size_t begin = next_.fetch_add(grain_, std::memory_order_relaxed);
-      if (begin >= n_) return;
-      (*body_)(begin, std::min(n_, begin + grain_));
-    }
-  }
-  // Tapered: the chunk's size depends on where it begins, so it is claimed by
-  // compare-and-swap.
-  size_t begin = next_.load(std::memory_order_relaxed);
-  while (begin < n_) {
-    const size_t share = (n_ - begin) / (2 * size()) / min_grain_ * min_grain_;
-    const size_t end = std::min(n_, begin + std::clamp(share, min_grain_, grain_));
-    if (next_.compare_exchange_weak(begin, end, std::memory_order_relaxed)) {
-      (*body_)(begin, end);
-      begin = next_.load(std::memory_order_relaxed);
-    }
+  for (;;) {
+    const size_t begin = next_.fetch_add(grain_, std::memory_order_relaxed);
+    if (begin >= n_) return;
+    (*body_)(begin, std::min(n_, begin + grain_));
   }
 }
 
-void ThreadPool::parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& body,
-                              size_t min_grain) {
+void ThreadPool::parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& body) {
   grain = std::max<size_t>(grain, 1);
-  min_grain = min_grain == 0 ? grain : std::min(min_grain, grain);
   if (n == 0) return;
   if (workers_.empty() || n <= grain) {
     body(0, n);
@@ -64,7 +49,6 @@ void ThreadPool::parallel_for(size_t n, size_t grain, const std::function<void(s
     body_ = &body;
     n_ = n;
     grain_ = grain;
-    min_grain_ = min_grain;
     next_.store(0, std::memory_order_relaxed);
     busy_workers_.store(static_cast<unsigned>(workers_.size()), std::memory_order_relaxed);
     ++generation_;

@@ -26,12 +26,7 @@ class ThreadPool {
 
   // Runs body(begin, end) over [0, n) in chunks of `grain` indices (the last may
   // be shorter), spread over all threads; returns when every chunk is done.
-  // With 0 < min_grain < grain the chunks taper instead: each takes 1 / (2
-  // threads) of the indices still unclaimed, cut to a multiple of min_grain
-  // within [min_grain, grain]. The first chunks stay long (a gemv's read
-  // streams) and the last are short, so the threads finish within a short
-  // chunk of each other rather than one waiting out another's long last one.
-  void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& body, size_t min_grain = 0);
+  void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& body);
 
  private:
   void worker_loop();
@@ -48,7 +43,6 @@ class ThreadPool {
   const std::function<void(size_t, size_t)>* body_ = nullptr;
   size_t n_ = 0;
   size_t grain_ = 1;
-  size_t min_grain_ = 1;
   std::atomic<size_t> next_{0};
   std::atomic<unsigned> busy_workers_{0};
 };
