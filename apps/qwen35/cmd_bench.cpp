@@ -140,12 +140,13 @@ void run_bench(BenchOptions options) {
   const double steal = steal_known ? app::steal_fraction(app::CpuTicks{}, *timed_ticks) : 0.0;
 
   std::map<std::string, double> family_seconds;
-  double profiled_seconds = 0;
+  double profiled_seconds = 0, wait_seconds = 0;
   uint64_t launches = 0;
   std::vector<KernelProfile> kernels = gpu.profile();
   for (const KernelProfile& p : kernels) {
     family_seconds[family(p.name)] += p.seconds;
     profiled_seconds += p.seconds;
+    wait_seconds += p.wait_seconds;
     launches += p.launches;
   }
   std::sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.seconds > b.seconds; });
@@ -165,6 +166,7 @@ void run_bench(BenchOptions options) {
       for (const auto& [name, seconds] : family_seconds) families[name] = seconds / options.tokens;
       j["profile_seconds_per_token"] = families;
       j["launches_per_token"] = static_cast<double>(launches) / options.tokens;
+      j["thread_wait_seconds_per_token"] = wait_seconds / options.tokens;
     }
     fmt::print("{}\n", j.dump());
     return;
@@ -193,15 +195,18 @@ void run_bench(BenchOptions options) {
     fmt::print("profile (last repeat, {:.1f} launches/token, kernels cover {:.1f}% of the token time):\n",
                static_cast<double>(launches) / options.tokens,
                100.0 * profiled_seconds / options.tokens / token_seconds);
+    fmt::print("  waiting for the backend's other threads at the end of launches: {:.3f} ms/token, {:.1f}%\n",
+               1e3 * wait_seconds / options.tokens, 100.0 * wait_seconds / options.tokens / token_seconds);
     for (const auto& [name, seconds] : family_seconds) {
       fmt::print("  {:<16} {:8.3f} ms/token  {:5.1f}%\n", name, 1e3 * seconds / options.tokens,
                  100.0 * seconds / options.tokens / token_seconds);
     }
-    fmt::print("by kernel (launches/token, us/launch):\n");
+    fmt::print("by kernel (launches/token, us/launch, share of the kernel's time spent waiting for other threads):\n");
     for (const KernelProfile& p : kernels) {
-      fmt::print("  {:<28} {:8.3f} ms/token  {:5.1f}%  {:6.1f} x {:8.2f} us\n", p.name, 1e3 * p.seconds / options.tokens,
-                 100.0 * p.seconds / options.tokens / token_seconds, static_cast<double>(p.launches) / options.tokens,
-                 1e6 * p.seconds / std::max<uint64_t>(p.launches, 1));
+      fmt::print("  {:<28} {:8.3f} ms/token  {:5.1f}%  {:6.1f} x {:8.2f} us  wait {:4.1f}%\n", p.name,
+                 1e3 * p.seconds / options.tokens, 100.0 * p.seconds / options.tokens / token_seconds,
+                 static_cast<double>(p.launches) / options.tokens, 1e6 * p.seconds / std::max<uint64_t>(p.launches, 1),
+                 100.0 * p.wait_seconds / std::max(p.seconds, 1e-12));
     }
   }
 }

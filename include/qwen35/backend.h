@@ -50,6 +50,10 @@ struct KernelProfile {
   std::string name;
   uint64_t launches = 0;
   double seconds = 0;
+  // Of `seconds`, the time the launching thread waited for the backend's other
+  // threads to finish their share: their load imbalance. 0 where a backend
+  // runs no threads of its own (the CPU backend has a pool).
+  double wait_seconds = 0;
 };
 
 class GpuBackend {

@@ -1,5 +1,6 @@
-// The CPU backend's own pieces outside the kernels: its launch scratch, and
-// the choice of SIMD target (BackendOptions::simd_target).
+// The CPU backend's own pieces outside the kernels: its launch scratch, the
+// choice of SIMD target (BackendOptions::simd_target), and its profile's
+// waits for the pool's threads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 
 #include "cpu/cpu_backend.h"
 #include "cpu/simd.h"
+#include "qwen35/dense_weights.h"
 #include "qwen35/error.h"
 
 namespace qwen35 {
@@ -25,6 +27,29 @@ TEST(CpuBackend, LaunchScratchStartsACacheLine) {
     for (size_t i = 0; i < count; ++i) p[i] = static_cast<float>(i);  // all of it is usable
     EXPECT_EQ(p[count - 1], static_cast<float>(count - 1));
   }
+}
+
+// A profiled launch split across two threads counts the caller's wait for the
+// other (KernelProfile::wait_seconds), a part of the launch's time.
+TEST(CpuBackend, ProfileCountsTheWaitForThePoolsThreads) {
+  CpuBackend cpu(BackendOptions{.threads = 2});
+  constexpr uint32_t kRows = 4096, kCols = 512;
+  DeviceBuffer w(cpu, size_t{kRows} * kCols * 4), x(cpu, kCols * 4), y(cpu, kRows * 4);
+  cpu.fill(w.ptr(), 0x3c, size_t{kRows} * kCols * 4, cpu.default_stream());
+  cpu.fill(x.ptr(), 0x3c, kCols * 4, cpu.default_stream());
+  const auto gemv = resolve_kernel<GemvArgs>(cpu, "gemv_f32");
+  cpu.set_profiling(true);
+  for (int i = 0; i < 20; ++i) {
+    launch(cpu, gemv, GemvArgs{.w = w.ptr(), .x = x.ptr(), .y = y.ptr(), .rows = kRows, .cols = kCols},
+           cpu.default_stream());
+  }
+  const std::vector<KernelProfile> profile = cpu.profile();
+  ASSERT_EQ(profile.size(), 1u);
+  EXPECT_EQ(profile[0].launches, 20u);
+  EXPECT_GT(profile[0].wait_seconds, 0.0);
+  EXPECT_LE(profile[0].wait_seconds, profile[0].seconds);
+  cpu.set_profiling(true);  // enabling again starts from zero
+  EXPECT_TRUE(cpu.profile().empty());
 }
 
 TEST(CpuBackend, UnknownSimdTargetNamesItAndTheAvailableOnes) {

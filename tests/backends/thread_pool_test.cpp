@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "host/thread_pool.h"
@@ -26,6 +28,32 @@ TEST(ThreadPool, VisitsEveryIndexOnce) {
       }
     }
   }
+}
+
+// One launch where the worker's chunk takes 30 ms and the caller's returns as
+// soon as the worker has begun: the caller then waits out the worker.
+double time_a_slow_worker(ThreadPool& pool) {
+  std::atomic<bool> worker_started{false};
+  const auto caller = std::this_thread::get_id();
+  pool.parallel_for(2, 1, [&](size_t, size_t) {
+    if (std::this_thread::get_id() != caller) {
+      worker_started = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    } else {
+      while (!worker_started) std::this_thread::yield();
+    }
+  });
+  return pool.join_wait_seconds();
+}
+
+TEST(ThreadPool, TimesTheCallersWaitForTheOthersOnlyWhenAsked) {
+  ThreadPool pool(2);
+  EXPECT_EQ(time_a_slow_worker(pool), 0.0);
+  pool.set_timing(true);
+  EXPECT_GE(time_a_slow_worker(pool), 0.025);
+  pool.set_timing(false);
+  const double timed = pool.join_wait_seconds();
+  EXPECT_EQ(time_a_slow_worker(pool), timed);
 }
 
 TEST(ThreadPool, ManyLaunchesInARow) {

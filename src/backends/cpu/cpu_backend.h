@@ -17,6 +17,11 @@ class CpuBackend final : public HostBackend {
   std::string name() const override { return "cpu"; }
   std::string device_description() const override;
   ThreadPool& pool() { return pool_; }
+  // Profiling also times how long each launch waits for the pool's other threads.
+  void set_profiling(bool enabled) override {
+    pool_.set_timing(enabled);
+    HostBackend::set_profiling(enabled);
+  }
   // BackendOptions::int8_activations: the GGUF and MLX gemvs quantize x to 8 bits.
   bool int8_activations() const { return int8_activations_; }
   // Weights are copied into huge-page memory rather than aliased: walking a
@@ -26,6 +31,9 @@ class CpuBackend final : public HostBackend {
   // the CPU run one at a time, so one buffer serves them all), starting a
   // cache line.
   float* launch_scratch(size_t count);
+
+ protected:
+  double helper_wait_seconds() const override { return pool_.join_wait_seconds(); }
 
  private:
   ThreadPool pool_;

@@ -76,11 +76,13 @@ void HostBackend::launch(KernelHandle kernel, const void* args, size_t args_byte
     entry.run(args);
     return;
   }
+  const double wait_before = helper_wait_seconds();
   const auto start = std::chrono::steady_clock::now();
   entry.run(args);
   KernelProfile& p = profile_[kernel.id];
   p.launches += 1;
   p.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  p.wait_seconds += helper_wait_seconds() - wait_before;
 }
 
 void HostBackend::set_profiling(bool enabled) {

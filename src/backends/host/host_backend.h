@@ -42,6 +42,11 @@ class HostBackend : public GpuBackend {
                 [body = std::move(body)](const void* args) { body(*static_cast<const Args*>(args)); });
   }
 
+ protected:
+  // Seconds the launching thread has waited for the backend's other threads
+  // so far (KernelProfile::wait_seconds); a backend with a pool overrides it.
+  virtual double helper_wait_seconds() const { return 0; }
+
  private:
   struct Entry {
     std::string name;

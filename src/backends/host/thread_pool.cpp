@@ -2,6 +2,7 @@
 #include "thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace qwen35 {
 namespace {
@@ -56,7 +57,17 @@ void ThreadPool::parallel_for(size_t n, size_t grain, const std::function<void(s
   }
   wake_.notify_all();
   run_chunks();
-  // Join: spin first (the other workers usually finish within microseconds).
+  if (!timing_) {
+    join();
+    return;
+  }
+  const auto own_chunks_done = std::chrono::steady_clock::now();
+  join();
+  join_wait_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - own_chunks_done).count();
+}
+
+void ThreadPool::join() {
+  // Spin first (the other workers usually finish within microseconds).
   for (int i = 0; i < kSpinIterations; ++i) {
     if (busy_workers_.load(std::memory_order_acquire) == 0) return;
   }

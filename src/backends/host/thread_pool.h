@@ -28,9 +28,16 @@ class ThreadPool {
   // be shorter), spread over all threads; returns when every chunk is done.
   void parallel_for(size_t n, size_t grain, const std::function<void(size_t, size_t)>& body);
 
+  // While timing, parallel_for adds to join_wait_seconds() the time its caller
+  // waits for the other threads after finishing its own chunks. Both belong
+  // to the thread that calls parallel_for.
+  void set_timing(bool enabled) { timing_ = enabled; }
+  double join_wait_seconds() const { return join_wait_seconds_; }
+
  private:
   void worker_loop();
   void run_chunks();
+  void join();
 
   std::vector<std::thread> workers_;
   std::mutex mutex_;
@@ -45,6 +52,8 @@ class ThreadPool {
   size_t grain_ = 1;
   std::atomic<size_t> next_{0};
   std::atomic<unsigned> busy_workers_{0};
+  bool timing_ = false;
+  double join_wait_seconds_ = 0;
 };
 
 }  // namespace qwen35
