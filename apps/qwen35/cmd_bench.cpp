@@ -122,7 +122,9 @@ void run_bench(BenchOptions options) {
     }
     tok_per_s.push_back(options.tokens / std::chrono::duration<double>(Clock::now() - start).count());
     const std::optional<app::CpuTicks> ticks_after = app::read_cpu_ticks();
-    if (ticks_before && ticks_after && timed_ticks) {
+    // A counter that ran backwards makes the reading unknown rather than wrap around.
+    if (ticks_before && ticks_after && timed_ticks && ticks_after->steal >= ticks_before->steal &&
+        ticks_after->total >= ticks_before->total) {
       steal_fractions.push_back(app::steal_fraction(*ticks_before, *ticks_after));
       timed_ticks->steal += ticks_after->steal - ticks_before->steal;
       timed_ticks->total += ticks_after->total - ticks_before->total;
