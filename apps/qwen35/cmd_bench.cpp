@@ -107,8 +107,8 @@ void run_bench(BenchOptions options) {
   int32_t token = 1;
   for (int i = 0; i < 2; ++i) session.decode(token);  // warm-up: page in weights, spin up threads
   const size_t weight_bytes = loaded.model->weight_bytes_per_token();
-  std::vector<double> tok_per_s, read_gbps, fractions, steal_fractions;
-  std::optional<app::CpuTicks> timed_ticks = app::CpuTicks{};  // summed over the timed repeats
+  std::vector<double> tok_per_s, read_gbps, fractions;
+  app::StealMeter steal_meter;
   size_t state_bytes = 0;
   for (int r = 0; r < options.repeats; ++r) {
     if (measure_read) read_gbps.push_back(measure_read());
@@ -121,16 +121,7 @@ void run_bench(BenchOptions options) {
       token = static_cast<int32_t>(argmax(logits));
     }
     tok_per_s.push_back(options.tokens / std::chrono::duration<double>(Clock::now() - start).count());
-    const std::optional<app::CpuTicks> ticks_after = app::read_cpu_ticks();
-    // A counter that ran backwards makes the reading unknown rather than wrap around.
-    if (ticks_before && ticks_after && timed_ticks && ticks_after->steal >= ticks_before->steal &&
-        ticks_after->total >= ticks_before->total) {
-      steal_fractions.push_back(app::steal_fraction(*ticks_before, *ticks_after));
-      timed_ticks->steal += ticks_after->steal - ticks_before->steal;
-      timed_ticks->total += ticks_after->total - ticks_before->total;
-    } else {
-      timed_ticks.reset();
-    }
+    steal_meter.add(ticks_before, app::read_cpu_ticks());
     if (measure_read) fractions.push_back(tok_per_s.back() * static_cast<double>(weight_bytes + state_bytes) / 1e9 / read_gbps.back());
   }
   const double tps = median(tok_per_s);
@@ -138,8 +129,7 @@ void run_bench(BenchOptions options) {
   const double achieved_gbps = tps * static_cast<double>(bytes_per_token) / 1e9;
   const double best_read_gbps = measure_read ? median(read_gbps) : 0.0;
   const double fraction = measure_read ? median(fractions) : 0.0;
-  const bool steal_known = timed_ticks.has_value();
-  const double steal = steal_known ? app::steal_fraction(app::CpuTicks{}, *timed_ticks) : 0.0;
+  const std::optional<double> steal = steal_meter.fraction();
 
   std::map<std::string, double> family_seconds;
   double profiled_seconds = 0, wait_seconds = 0;
@@ -162,7 +152,7 @@ void run_bench(BenchOptions options) {
                         {"achieved_gbps", achieved_gbps}, {"read_gbps", best_read_gbps},
                         {"read_pattern", best_pattern}, {"roofline_fraction", fraction},
                         {"int8_activations", options.model.int8_activations},
-                        {"cpu_steal_fraction", steal_known ? nlohmann::json(steal) : nlohmann::json(nullptr)}};
+                        {"cpu_steal_fraction", steal ? nlohmann::json(*steal) : nlohmann::json(nullptr)}};
     if (options.profile) {
       nlohmann::json families;
       for (const auto& [name, seconds] : family_seconds) families[name] = seconds / options.tokens;
@@ -186,12 +176,12 @@ void run_bench(BenchOptions options) {
              best_read_gbps, best_pattern, fmt::join(read_gbps, ", "));
   fmt::print("roofline fraction     {:.3f} (median over repeats of achieved / probe: {:.3f})\n", fraction,
              fmt::join(fractions, ", "));
-  if (steal_known) {
+  if (steal) {
     std::vector<double> percents;
-    for (double f : steal_fractions) percents.push_back(100 * f);
+    for (double f : steal_meter.per_interval()) percents.push_back(100 * f);
     fmt::print("cpu steal             {:.1f}% of the CPU time during the timed repeats went to other guests "
                "(per repeat: {:.1f})\n",
-               100 * steal, fmt::join(percents, ", "));
+               100 * *steal, fmt::join(percents, ", "));
   }
   if (options.profile) {
     fmt::print("profile (last repeat, {:.1f} launches/token, kernels cover {:.1f}% of the token time):\n",

@@ -39,4 +39,19 @@ double steal_fraction(const CpuTicks& before, const CpuTicks& after) {
   return static_cast<double>(after.steal - before.steal) / static_cast<double>(after.total - before.total);
 }
 
+void StealMeter::add(const std::optional<CpuTicks>& before, const std::optional<CpuTicks>& after) {
+  if (!before || !after || after->steal < before->steal || after->total < before->total) {
+    known_ = false;
+    return;
+  }
+  per_interval_.push_back(steal_fraction(*before, *after));
+  sum_.steal += after->steal - before->steal;
+  sum_.total += after->total - before->total;
+}
+
+std::optional<double> StealMeter::fraction() const {
+  if (!known_) return std::nullopt;
+  return steal_fraction(CpuTicks{}, sum_);
+}
+
 }  // namespace qwen35::app

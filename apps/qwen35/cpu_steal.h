@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace qwen35::app {
 
@@ -22,5 +23,22 @@ std::optional<CpuTicks> parse_proc_stat(const std::string& text);
 std::optional<CpuTicks> read_cpu_ticks();
 // Steal's share of the CPU time between two readings (0 when no time passed).
 double steal_fraction(const CpuTicks& before, const CpuTicks& after);
+
+// Steal over a run's timed intervals, each given by its readings before and
+// after. One missing reading, or a counter that ran backwards, makes the
+// whole run's steal unknown rather than wrong.
+class StealMeter {
+ public:
+  void add(const std::optional<CpuTicks>& before, const std::optional<CpuTicks>& after);
+  // Over all intervals added; nullopt if unknown.
+  std::optional<double> fraction() const;
+  // Each interval's, in the order added.
+  const std::vector<double>& per_interval() const { return per_interval_; }
+
+ private:
+  bool known_ = true;
+  CpuTicks sum_;  // steal and total ticks summed over the intervals
+  std::vector<double> per_interval_;
+};
 
 }  // namespace qwen35::app

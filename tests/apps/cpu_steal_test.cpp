@@ -1,5 +1,5 @@
-// `qwen35 bench`'s steal reading: /proc/stat's aggregate line parsed, and the
-// share of CPU time between two readings.
+// `qwen35 bench`'s steal reading: /proc/stat's aggregate line parsed, the
+// share of CPU time between two readings, and its sum over timed intervals.
 #include <gtest/gtest.h>
 
 #include "cpu_steal.h"
@@ -27,6 +27,31 @@ TEST(CpuSteal, RejectsTextWithoutTheLine) {
 TEST(CpuSteal, FractionOfTheTicksBetweenReadings) {
   EXPECT_DOUBLE_EQ(steal_fraction({.steal = 100, .total = 1000}, {.steal = 130, .total = 1400}), 0.075);
   EXPECT_DOUBLE_EQ(steal_fraction({.steal = 100, .total = 1000}, {.steal = 100, .total = 1000}), 0.0);
+}
+
+TEST(CpuSteal, MeterSumsTheIntervals) {
+  StealMeter meter;
+  meter.add(CpuTicks{.steal = 100, .total = 1000}, CpuTicks{.steal = 130, .total = 1400});
+  meter.add(CpuTicks{.steal = 200, .total = 2000}, CpuTicks{.steal = 200, .total = 2600});
+  ASSERT_TRUE(meter.fraction());
+  EXPECT_DOUBLE_EQ(*meter.fraction(), 30.0 / 1000);
+  ASSERT_EQ(meter.per_interval().size(), 2u);
+  EXPECT_DOUBLE_EQ(meter.per_interval()[0], 0.075);
+  EXPECT_DOUBLE_EQ(meter.per_interval()[1], 0.0);
+}
+
+TEST(CpuSteal, MeterIsUnknownAfterAMissingOrBackwardReading) {
+  const CpuTicks start{.steal = 100, .total = 1000}, later{.steal = 130, .total = 1400};
+  StealMeter missing;
+  missing.add(start, later);
+  missing.add(start, std::nullopt);
+  EXPECT_FALSE(missing.fraction());
+  StealMeter steal_backwards;
+  steal_backwards.add(later, CpuTicks{.steal = 120, .total = 1500});
+  EXPECT_FALSE(steal_backwards.fraction());
+  StealMeter total_backwards;
+  total_backwards.add(later, CpuTicks{.steal = 130, .total = 1300});
+  EXPECT_FALSE(total_backwards.fraction());
 }
 
 #ifdef __linux__
