@@ -88,20 +88,13 @@ void rows_q4_k(const GgufBlockQ4K* const* b, const float* x, const float* x_sums
   const DF df;
   const size_t n = hn::Lanes(df);
   const auto table = nibble_table<0>();
-  const D8F d8;
-  hn::Vec<DF> total[R];
-  hn::Vec<D8F> mins[R];
-  for (size_t r = 0; r < R; ++r) {
-    total[r] = hn::Zero(df);
-    mins[r] = hn::Zero(d8);
-  }
+  hn::Vec<DF> total[R], mins[R];
+  for (size_t r = 0; r < R; ++r) total[r] = mins[r] = hn::Zero(df);
   for (size_t i = 0; i < blocks; ++i, x += 256, x_sums += 8) {
     prefetch_next_rows<R>(b, blocks, i);
     // Per row, the eight sub-block scales d * sc and the block's min term, once per block.
     HWY_ALIGN float scale[R][16];  // d * sc, then dmin * m
-    for (size_t r = 0; r < R; ++r) {
-      mins[r] = k4_scales_and_mins(b[r][i], x_sums, scale[r], mins[r]);
-    }
+    k4_float_terms<R>(b, i, x_sums, scale, mins);
     for (int c = 0; c < 4; ++c) {
       hn::Vec<DF> acc_lo[R], acc_hi[R];
       for (size_t r = 0; r < R; ++r) acc_lo[r] = acc_hi[r] = hn::Zero(df);
@@ -120,9 +113,7 @@ void rows_q4_k(const GgufBlockQ4K* const* b, const float* x, const float* x_sums
       }
     }
   }
-  for (size_t r = 0; r < R; ++r) {
-    out[r] = hn::GetLane(hn::SumOfLanes(df, total[r])) - hn::GetLane(hn::SumOfLanes(d8, mins[r]));
-  }
+  for (size_t r = 0; r < R; ++r) out[r] = k4_result(total[r], mins[r]);
 }
 
 // Q5_K in two steps per block: the 256 five-bit codes assembled on whole byte
@@ -131,13 +122,8 @@ template <size_t R>
 void rows_q5_k(const GgufBlockQ5K* const* b, const float* x, const float* x_sums, size_t blocks, float* out) {
   const DF df;
   const size_t n = hn::Lanes(df);
-  const D8F d8;
-  hn::Vec<DF> total[R];
-  hn::Vec<D8F> mins[R];
-  for (size_t r = 0; r < R; ++r) {
-    total[r] = hn::Zero(df);
-    mins[r] = hn::Zero(d8);
-  }
+  hn::Vec<DF> total[R], mins[R];
+  for (size_t r = 0; r < R; ++r) total[r] = mins[r] = hn::Zero(df);
   HWY_ALIGN uint8_t q[R][256];
   for (size_t i = 0; i < blocks; ++i, x += 256, x_sums += 8) {
     prefetch_next_rows<R>(b, blocks, i);
@@ -147,8 +133,8 @@ void rows_q5_k(const GgufBlockQ5K* const* b, const float* x, const float* x_sums
       decode_q5_k_chunk<1>(b[r][i], q[r]);
       decode_q5_k_chunk<2>(b[r][i], q[r]);
       decode_q5_k_chunk<3>(b[r][i], q[r]);
-      mins[r] = k4_scales_and_mins(b[r][i], x_sums, scale[r], mins[r]);
     }
+    k4_float_terms<R>(b, i, x_sums, scale, mins);
     for (size_t j = 0; j < 8; ++j) {
       hn::Vec<DF> acc[R];
       for (size_t r = 0; r < R; ++r) acc[r] = hn::Zero(df);
@@ -159,9 +145,7 @@ void rows_q5_k(const GgufBlockQ5K* const* b, const float* x, const float* x_sums
       for (size_t r = 0; r < R; ++r) total[r] = hn::MulAdd(acc[r], hn::Set(df, scale[r][j]), total[r]);
     }
   }
-  for (size_t r = 0; r < R; ++r) {
-    out[r] = hn::GetLane(hn::SumOfLanes(df, total[r])) - hn::GetLane(hn::SumOfLanes(d8, mins[r]));
-  }
+  for (size_t r = 0; r < R; ++r) out[r] = k4_result(total[r], mins[r]);
 }
 
 template <size_t R>

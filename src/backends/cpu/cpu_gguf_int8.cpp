@@ -290,59 +290,18 @@ HWY_INLINE hn::Vec<DW> chunk_nibbles(const uint8_t* qs, size_t o) {
 HWY_INLINE hn::Vec<DWF> sub_block_factor(const float* factor, size_t o) { return hn::Set(DWF(), factor[o / 32]); }
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-// The per-block terms of R (<= 4) rows of Q4_K/Q5_K on AVX-512, each row's
-// scales unpacked in one 128-bit lane of a single vector (so four rows cost
-// what one did), then per row: lanes j < 8 of factors[r] get d sc_j times x's
-// scale of sub-block j, lanes 8 + j the min term dmin m_j sum(x_j), which is
-// added to mins[r] (whose lanes 8..15 count; see k4_result).
+// The per-block terms of R (<= 4) rows of Q4_K/Q5_K on AVX-512 (k4_rows_terms)
+// with x's side in 8 bits: its scale per sub-block, then its sums.
 template <size_t R, typename Block>
 HWY_INLINE void k4_block_terms(const Block* const* b, size_t i, const cpu::Int8Activations& x, hn::Vec<DF>* factors,
                                float (*)[16], hn::Vec<DF>* mins) {
-  static_assert(R <= 4);
   // Q4_K's odd sub-blocks are its high nibbles (see chunk_nibbles).
   constexpr bool kOddOver16 = kHighNibblesTimes16 && std::is_same_v<Block, GgufBlockQ4K>;
-  const auto scales_of = [&](size_t r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(b[r][i].scales)); };
-  __m512i packed = _mm512_castsi128_si512(scales_of(0));
-  if constexpr (R > 1) packed = _mm512_inserti32x4(packed, scales_of(1), 1);
-  if constexpr (R > 2) packed = _mm512_inserti32x4(packed, scales_of(2), 2);
-  if constexpr (R > 3) packed = _mm512_inserti32x4(packed, scales_of(3), 3);
-  // In each 128-bit lane: 8 scales, then 8 mins.
-  const __m512i bytes = k4_scale_bytes(hn::Full512<uint8_t>(), hn::Vec512<uint8_t>{packed}).raw;
-  // d and dmin of every row, as floats 2r and 2r + 1.
-  // (Packed in general registers, as in pair_factors.)
-  uint64_t halves[2] = {0, 0};
-  for (size_t r = 0; r < R; ++r) {
-    uint32_t pair;
-    std::memcpy(&pair, &b[r][i].d, 4);
-    halves[r / 2] |= uint64_t{pair} << (32 * (r % 2));
-  }
-  const __m128i halves_vector = _mm_set_epi64x(static_cast<int64_t>(halves[1]), static_cast<int64_t>(halves[0]));
-  const __m512 d_dmin = _mm512_castps256_ps512(_mm256_cvtph_ps(halves_vector));
-  // x's side: the 8 sub-blocks' scales, then their float sums.
   __m512 x_terms = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(x.scale + 8 * i)),
                                       _mm256_loadu_ps(x.sums + 8 * i), 1);
   if constexpr (kOddOver16) x_terms = _mm512_mul_ps(x_terms, _mm512_setr_ps(1, 0.0625f, 1, 0.0625f, 1, 0.0625f, 1,
                                                                             0.0625f, 1, 1, 1, 1, 1, 1, 1, 1));
-  const auto row_terms = [&](auto r_constant) {
-    constexpr int r = decltype(r_constant)::value;
-    const __m512i d_or_dmin = _mm512_set_epi32(2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r + 1,
-                                               2 * r + 1, 2 * r + 1, 2 * r, 2 * r, 2 * r, 2 * r, 2 * r, 2 * r, 2 * r,
-                                               2 * r);
-    const __m512 codes = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(bytes, r)));
-    const __m512 terms = _mm512_mul_ps(_mm512_mul_ps(_mm512_permutexvar_ps(d_or_dmin, d_dmin), codes), x_terms);
-    factors[r] = hn::Vec<DF>{terms};
-    mins[r] = hn::Add(mins[r], factors[r]);
-  };
-  row_terms(std::integral_constant<int, 0>());
-  if constexpr (R > 1) row_terms(std::integral_constant<int, 1>());
-  if constexpr (R > 2) row_terms(std::integral_constant<int, 2>());
-  if constexpr (R > 3) row_terms(std::integral_constant<int, 3>());
-}
-
-// A row's result: its products less its min terms (lanes 8..15 of mins).
-HWY_INLINE float k4_result(hn::Vec<DF> total, hn::Vec<DF> mins) {
-  const DF df;
-  return hn::GetLane(hn::SumOfLanes(df, hn::Sub(total, hn::IfThenElseZero(hn::Not(hn::FirstN(df, 8)), mins))));
+  k4_rows_terms<R>(b, i, hn::Vec<DF>{x_terms}, factors, mins);
 }
 #else
 // Elsewhere row by row: factor[r][j] = d sc_j times x's scale of sub-block j
@@ -360,10 +319,6 @@ HWY_INLINE void k4_block_terms(const Block* const* b, size_t i, const cpu::Int8A
       if (j == 0) factors[r] = f;
     }
   }
-}
-
-HWY_INLINE float k4_result(hn::Vec<DF> total, hn::Vec<DF> mins) {
-  return hn::GetLane(hn::SumOfLanes(DF(), hn::Sub(total, mins)));
 }
 #endif
 

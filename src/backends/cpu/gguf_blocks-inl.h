@@ -11,6 +11,7 @@
 #endif
 
 #include <cstring>
+#include <type_traits>
 
 #include "cpu/gguf_rows.h"
 #include "cpu/nibbles-inl.h"
@@ -154,6 +155,81 @@ HWY_INLINE hn::Vec<D8F> k4_scales_and_mins(const Block& block, const float* x_su
   return mins;
 }
 
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+// The per-block terms of R (<= 4) rows of Q4_K/Q5_K on AVX-512, each row's
+// scales unpacked in one 128-bit lane of a single vector (so four rows cost
+// what one did), then per row: lanes j < 8 of factors[r] get d sc_j times
+// lane j of x_terms (x's scale of sub-block j; 1 for float x), lanes 8 + j the
+// min term dmin m_j times lane 8 + j (sum(x_j)), which is added to mins[r]
+// (whose lanes 8..15 count; see k4_result).
+template <size_t R, typename Block>
+HWY_INLINE void k4_rows_terms(const Block* const* b, size_t i, hn::Vec<DF> x_terms_vector, hn::Vec<DF>* factors,
+                              hn::Vec<DF>* mins) {
+  const __m512 x_terms = x_terms_vector.raw;
+  static_assert(R <= 4);
+  const auto scales_of = [&](size_t r) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(b[r][i].scales)); };
+  __m512i packed = _mm512_castsi128_si512(scales_of(0));
+  if constexpr (R > 1) packed = _mm512_inserti32x4(packed, scales_of(1), 1);
+  if constexpr (R > 2) packed = _mm512_inserti32x4(packed, scales_of(2), 2);
+  if constexpr (R > 3) packed = _mm512_inserti32x4(packed, scales_of(3), 3);
+  // In each 128-bit lane: 8 scales, then 8 mins.
+  const __m512i bytes = k4_scale_bytes(hn::Full512<uint8_t>(), hn::Vec512<uint8_t>{packed}).raw;
+  // d and dmin of every row, as floats 2r and 2r + 1.
+  // (Packed in general registers, then one conversion for all rows.)
+  uint64_t halves[2] = {0, 0};
+  for (size_t r = 0; r < R; ++r) {
+    uint32_t pair;
+    std::memcpy(&pair, &b[r][i].d, 4);
+    halves[r / 2] |= uint64_t{pair} << (32 * (r % 2));
+  }
+  const __m128i halves_vector = _mm_set_epi64x(static_cast<int64_t>(halves[1]), static_cast<int64_t>(halves[0]));
+  const __m512 d_dmin = _mm512_castps256_ps512(_mm256_cvtph_ps(halves_vector));
+  const auto row_terms = [&](auto r_constant) {
+    constexpr int r = decltype(r_constant)::value;
+    const __m512i d_or_dmin = _mm512_set_epi32(2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r + 1, 2 * r + 1,
+                                               2 * r + 1, 2 * r + 1, 2 * r, 2 * r, 2 * r, 2 * r, 2 * r, 2 * r, 2 * r,
+                                               2 * r);
+    const __m512 codes = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm512_extracti32x4_epi32(bytes, r)));
+    const __m512 terms = _mm512_mul_ps(_mm512_mul_ps(_mm512_permutexvar_ps(d_or_dmin, d_dmin), codes), x_terms);
+    factors[r] = hn::Vec<DF>{terms};
+    mins[r] = hn::Add(mins[r], factors[r]);
+  };
+  row_terms(std::integral_constant<int, 0>());
+  if constexpr (R > 1) row_terms(std::integral_constant<int, 1>());
+  if constexpr (R > 2) row_terms(std::integral_constant<int, 2>());
+  if constexpr (R > 3) row_terms(std::integral_constant<int, 3>());
+}
+
+// A row's result: its products less its min terms (lanes 8..15 of mins).
+HWY_INLINE float k4_result(hn::Vec<DF> total, hn::Vec<DF> mins) {
+  const DF df;
+  return hn::GetLane(hn::SumOfLanes(df, hn::Sub(total, hn::IfThenElseZero(hn::Not(hn::FirstN(df, 8)), mins))));
+}
+#else
+HWY_INLINE float k4_result(hn::Vec<DF> total, hn::Vec<DF> mins) {
+  return hn::GetLane(hn::SumOfLanes(DF(), hn::Sub(total, mins)));
+}
+#endif
+
+// The float kernels' per-block terms of R rows of Q4_K/Q5_K: scale[r][j] =
+// d sc_j and the min terms (dmin m) . x_sums added to mins[r] (read it with
+// k4_result). On AVX-512 all R rows' scales are unpacked in one vector: done a
+// row at a time, with d and dmin converted per row, they took ~10% of the
+// Q4_K gemv from the caches.
+template <size_t R, typename Block>
+HWY_INLINE void k4_float_terms(const Block* const* b, size_t i, const float* x_sums, float (*scale)[16],
+                               hn::Vec<DF>* mins) {
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  const __m512 x_terms = _mm512_insertf32x8(_mm512_set1_ps(1.0f), _mm256_loadu_ps(x_sums), 1);
+  hn::Vec<DF> factors[R];
+  k4_rows_terms<R>(b, i, hn::Vec<DF>{x_terms}, factors, mins);
+  for (size_t r = 0; r < R; ++r) hn::Store(factors[r], DF(), scale[r]);
+#else
+  static_assert(std::is_same_v<D8F, DF>);
+  for (size_t r = 0; r < R; ++r) mins[r] = k4_scales_and_mins(b[r][i], x_sums, scale[r], mins[r]);
+#endif
+}
 
 // Q5_K's fifth bit of element 64c + 32 * upper + l is bit 2c + upper of qh[l];
 // moved to bit 4 with compile-time shifts.
