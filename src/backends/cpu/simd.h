@@ -56,6 +56,10 @@ struct KvBlock {
   WeightType type;
   size_t row_stride, n_rows, n_heads, head_dim, group;
   size_t prefetch_rows;
+  // Scoring only, null for none: rows of the same stride and type (the V
+  // cache's, a block on) whose row b is prefetched whole as row b is scored,
+  // so that they are asked for in address order.
+  const void* companion_rows = nullptr;
 };
 // scores[j * score_stride + b] = slice(b, j / group) . queries[j], for the
 // n_heads * group query heads; queries are rows of head_dim floats.
