@@ -171,46 +171,54 @@ TEST_P(Simd, Conv4SiluMatchesTheSpec) {
 }
 
 // Rows of n_heads slices (plus 3 elements of padding); every query head reads
-// its KV head's slice. Prefetching 5 rows on asks for lines past the rows,
-// which must change nothing. 7 rows: whole scoring passes of 2 or 4
+// its KV head's slice. Prefetching 5 rows on, and (streamed rows) companion
+// rows 4 on, asks for lines past the rows, which must change nothing. 7 rows:
+// streamed, one at a time; as a tile, whole scoring passes of 2 or 4
 // positions, then single positions.
 TEST_P(Simd, AttentionKernelsReadEachRowForEveryQueryHead) {
   for (simd::WeightType type : kTypes) {
     for (size_t n : {1u, 15u, 16u, 17u, 33u, 48u, 64u, 256u}) {
       for (size_t heads : {1u, 2u}) {
         for (size_t group : {1u, 2u, 3u, 4u, 5u, 7u, 9u}) {  // every remainder after passes of 4 queries
-          SCOPED_TRACE(::testing::Message() << "n " << n << " heads " << heads << " group " << group);
-          const size_t rows = 7, row_stride = heads * n + 3, queries = heads * group;
-          const size_t score_stride = rows + 2, acc_stride = n + 2;
-          const Weights r = make_weights(type, rows * row_stride, static_cast<uint32_t>(n + heads));
-          const simd::KvBlock block{.rows = r.data(type), .type = type, .row_stride = row_stride, .n_rows = rows,
-                                    .n_heads = heads, .head_dim = n, .group = group, .prefetch_rows = 5};
-          const auto slice = [&](size_t b, size_t j) { return &r.exact[b * row_stride + (j / group) * n]; };
-          const auto q = random_floats(queries * n, 9);
-          std::vector<float> scores(queries * score_stride, std::nanf(""));
-          simd::attention_scores(block, q.data(), scores.data(), score_stride);
-          for (size_t j = 0; j < queries; ++j) {
-            for (size_t b = 0; b < score_stride; ++b) {
-              if (b >= rows) {
-                ASSERT_TRUE(std::isnan(scores[j * score_stride + b])) << "query " << j << " wrote past its rows";
-                continue;
+          for (bool streamed : {true, false}) {
+            SCOPED_TRACE(::testing::Message() << "n " << n << " heads " << heads << " group " << group << " streamed "
+                                              << streamed);
+            const size_t rows = 7, row_stride = heads * n + 3, queries = heads * group;
+            const size_t score_stride = rows + 2, acc_stride = n + 2;
+            const Weights r = make_weights(type, rows * row_stride, static_cast<uint32_t>(n + heads));
+            const size_t element_bytes = type == simd::WeightType::kF32 ? 4 : 2;
+            const auto* companion = static_cast<const std::byte*>(r.data(type)) + 4 * row_stride * element_bytes;
+            const simd::KvBlock block{.rows = r.data(type), .type = type, .row_stride = row_stride, .n_rows = rows,
+                                      .n_heads = heads, .head_dim = n, .group = group, .prefetch_rows = 5,
+                                      .streamed = streamed, .companion_rows = streamed ? companion : nullptr};
+            const auto slice = [&](size_t b, size_t j) { return &r.exact[b * row_stride + (j / group) * n]; };
+            const auto q = random_floats(queries * n, 9);
+            std::vector<float> scores(queries * score_stride, std::nanf(""));
+            simd::attention_scores(block, q.data(), scores.data(), score_stride);
+            for (size_t j = 0; j < queries; ++j) {
+              for (size_t b = 0; b < score_stride; ++b) {
+                if (b >= rows) {
+                  ASSERT_TRUE(std::isnan(scores[j * score_stride + b])) << "query " << j << " wrote past its rows";
+                  continue;
+                }
+                double expected = 0;
+                for (size_t i = 0; i < n; ++i) expected += double{slice(b, j)[i]} * q[j * n + i];
+                ASSERT_NEAR(scores[j * score_stride + b], expected, kTolerance * (n + 1))
+                    << "query " << j << " row " << b;
               }
-              double expected = 0;
-              for (size_t i = 0; i < n; ++i) expected += double{slice(b, j)[i]} * q[j * n + i];
-              ASSERT_NEAR(scores[j * score_stride + b], expected, kTolerance * (n + 1)) << "query " << j << " row " << b;
             }
-          }
-          const auto weights = random_floats(rows * queries, 10);  // weights[j * rows + b]: a row per query
-          auto accs = random_floats(queries * acc_stride, 11);
-          const auto before = accs;
-          simd::attention_values(block, weights.data(), rows, accs.data(), acc_stride);
-          for (size_t j = 0; j < queries; ++j) {
-            for (size_t i = 0; i < acc_stride; ++i) {
-              double expected = before[j * acc_stride + i];
-              if (i < n) {
-                for (size_t b = 0; b < rows; ++b) expected += double{weights[j * rows + b]} * slice(b, j)[i];
+            const auto weights = random_floats(rows * queries, 10);  // weights[j * rows + b]: a row per query
+            auto accs = random_floats(queries * acc_stride, 11);
+            const auto before = accs;
+            simd::attention_values(block, weights.data(), rows, accs.data(), acc_stride);
+            for (size_t j = 0; j < queries; ++j) {
+              for (size_t i = 0; i < acc_stride; ++i) {
+                double expected = before[j * acc_stride + i];
+                if (i < n) {
+                  for (size_t b = 0; b < rows; ++b) expected += double{weights[j * rows + b]} * slice(b, j)[i];
+                }
+                ASSERT_NEAR(accs[j * acc_stride + i], expected, 1e-5) << "query " << j << " index " << i;
               }
-              ASSERT_NEAR(accs[j * acc_stride + i], expected, 1e-5) << "query " << j << " index " << i;
             }
           }
         }

@@ -45,6 +45,7 @@ simd::KvBlock kv_block(DevicePtr cache, const AttentionDecodeArgs& a, uint32_t t
       simd::fp8_blocks_to_f32(row, fp8_kv_scales(row, kv_dim), kv_dim, tile.data() + size_t{b} * kv_dim);
     }
     block.rows = tile.data();
+    block.streamed = false;
   } else {
     block.rows = host_ptr<const typename E::Storage>(cache) + size_t{t0} * kv_dim;
     block.type = cpu::weight_type<E>();

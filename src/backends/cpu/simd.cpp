@@ -123,16 +123,71 @@ HWY_INLINE void sum4(const VF* v, float* out) {
 }
 #endif
 
+// Positions scored per pass of a tile (rows already in the caches): each load
+// of a query vector serves P rows, so a pass of M queries keeps M * P
+// independent FMA chains in flight with M + P loads per M * P FMAs (one query
+// and one row, a load per FMA, was bound by the load ports). P = 4 fills 24 of
+// AVX-512's and NEON's 32 registers; 16 registers (the older x86 targets) hold
+// P = 2.
+constexpr size_t kScorePositions =
+    (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_EMU128 ||
+     HWY_TARGET == HWY_SCALAR)
+        ? 2
+        : 4;
+
+// out[j * out_stride + p] = rows[p] . queries[j] for M queries and P rows of
+// `count` elements, p < P, j < M; each row prefetches `prefetch_bytes` on as it
+// goes (nothing when 0).
+template <size_t M, size_t P, typename T>
+HWY_INLINE void dot_pass(const T* const* rows, size_t prefetch_bytes, const float* qs, size_t stride, float* out,
+                         size_t out_stride, size_t count) {
+  const DF df;
+  const size_t n = hn::Lanes(df);
+  VF acc[P][M];
+  for (size_t p = 0; p < P; ++p) {
+    for (size_t j = 0; j < M; ++j) acc[p][j] = hn::Zero(df);
+  }
+  const auto step = [&](size_t i) HWY_ATTR {
+    VF q[M];
+    for (size_t j = 0; j < M; ++j) q[j] = hn::LoadU(df, qs + j * stride + i);
+    for (size_t p = 0; p < P; ++p) {
+      const VF r = load_f32(df, rows[p] + i);
+      for (size_t j = 0; j < M; ++j) acc[p][j] = hn::MulAdd(r, q[j], acc[p][j]);
+    }
+  };
+  size_t i = 0;
+  // Two steps per iteration, the prefetch (2n elements) tested once for both.
+  for (; i + 2 * n <= count; i += 2 * n) {
+    if (prefetch_bytes != 0) {
+      for (size_t p = 0; p < P; ++p) prefetch_step(rows[p] + i, prefetch_bytes, n);
+    }
+    step(i);
+    step(i + n);
+  }
+  for (; i + n <= count; i += n) step(i);
+  for (size_t p = 0; p < P; ++p) {
+    float s[M];
+    if constexpr (M == 4) {
+      sum4(acc[p], s);
+    } else {
+      for (size_t j = 0; j < M; ++j) s[j] = sum(df, acc[p][j]);
+    }
+    for (size_t j = 0; j < M; ++j) {
+      for (size_t t = i; t < count; ++t) s[j] += to_f32(rows[p][t]) * qs[j * stride + t];
+      out[j * out_stride + p] = s[j];
+    }
+  }
+}
+
 // out[j * out_stride] = row . queries[j] for M queries and a row of `count`
 // elements, prefetching `prefetch_bytes` on as it goes (nothing when 0). Two
 // sets of accumulators (even and odd steps) keep 2M FMA chains in flight.
-// One row at a time, so that scoring reads the cache in address order: passes
-// of 4 rows side by side (each query load serving 4, fewer loads per FMA) were
-// 4 streams a row apart, which the hardware prefetcher did not follow. Scoring
-// alone, 4096 positions from DRAM: 370-480 us with 4 rows, 270-330 us with
-// one. From the caches one row is 5-20% slower (a load per FMA and a quarter),
-// but decode reads the cache from DRAM: the weights pass through the caches
-// between two layers' attention.
+// For rows read from memory, one at a time, so that scoring reads them in
+// address order: dot_pass's rows side by side were streams a row apart, which
+// the hardware prefetcher did not follow. Scoring alone, 4096 positions of a
+// bf16 cache from DRAM: 370-480 us 4 rows at a time, 270-330 us one at a time;
+// from the caches one row at a time is 5-20% slower (a load per FMA and a
+// quarter), hence dot_pass for tiles.
 template <size_t M, typename T>
 HWY_INLINE void dot_row(const T* row, size_t prefetch_bytes, const float* qs, size_t stride, float* out,
                         size_t out_stride, size_t count) {
@@ -171,11 +226,7 @@ HWY_INLINE void dot_row(const T* row, size_t prefetch_bytes, const float* qs, si
 // Vectors of columns per value pass: each row's M weights, broadcast once,
 // serve V vectors of it. 4 on 32-register targets (4M accumulators), 2 on
 // the others; each pass prefetches its 2n-element steps of the row.
-constexpr size_t kValueVectors =
-    (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_EMU128 ||
-     HWY_TARGET == HWY_SCALAR)
-        ? 2
-        : 4;
+constexpr size_t kValueVectors = kScorePositions;
 
 // accs[j * stride + i] += sum over rows r of weights[j * weight_stride + r] *
 // rows[r * row_stride + i], for M queries j and i < count. The accumulators
@@ -232,27 +283,48 @@ HWY_INLINE void for_query_groups(size_t n_queries, const Pass& pass) {
   }
 }
 
-// Rows are read once, in order, each row's heads' slices in turn (one
-// sequential stream); the first query group of each head prefetches (later
-// ones find the slice cached), and each row its companion row, if any.
+// Rows are read once, in order, all heads' slices in turn: streamed rows one
+// at a time (one sequential stream, each row also prefetching its companion
+// row, if any), a tile's kScorePositions at a time. The first query group of
+// each head prefetches (later ones find the slice cached).
 template <typename T>
 void attention_scores_t(const KvBlock& k, const float* queries, float* scores, size_t score_stride) {
   const T* rows = static_cast<const T*>(k.rows);
   const size_t prefetch_bytes = k.prefetch_rows * k.row_stride * sizeof(T);
-  for (size_t b = 0; b < k.n_rows; ++b) {
+  if (k.streamed) {
+    for (size_t b = 0; b < k.n_rows; ++b) {
+      for (size_t g = 0; g < k.n_heads; ++g) {
+        const T* slice = rows + b * k.row_stride + g * k.head_dim;
+        const size_t j0 = g * k.group;
+        for_query_groups(k.group, [&](auto m, size_t q0) {
+          dot_row<decltype(m)::value>(slice, q0 == 0 ? prefetch_bytes : 0, queries + (j0 + q0) * k.head_dim,
+                                      k.head_dim, scores + (j0 + q0) * score_stride + b, score_stride, k.head_dim);
+        });
+      }
+      if (k.companion_rows != nullptr) {
+        const T* companion = static_cast<const T*>(k.companion_rows) + b * k.row_stride;
+        for (size_t line = 0; line < k.row_stride * sizeof(T); line += 64) hwy::Prefetch(ahead(companion, line));
+      }
+    }
+    return;
+  }
+  const auto score = [&](auto positions, size_t b) {
+    constexpr size_t P = decltype(positions)::value;
     for (size_t g = 0; g < k.n_heads; ++g) {
-      const T* slice = rows + b * k.row_stride + g * k.head_dim;
+      const T* slices[P];
+      for (size_t p = 0; p < P; ++p) slices[p] = rows + (b + p) * k.row_stride + g * k.head_dim;
       const size_t j0 = g * k.group;
       for_query_groups(k.group, [&](auto m, size_t q0) {
-        dot_row<decltype(m)::value>(slice, q0 == 0 ? prefetch_bytes : 0, queries + (j0 + q0) * k.head_dim,
-                                    k.head_dim, scores + (j0 + q0) * score_stride + b, score_stride, k.head_dim);
+        dot_pass<decltype(m)::value, P>(slices, q0 == 0 ? prefetch_bytes : 0, queries + (j0 + q0) * k.head_dim,
+                                        k.head_dim, scores + (j0 + q0) * score_stride + b, score_stride, k.head_dim);
       });
     }
-    if (k.companion_rows != nullptr) {
-      const T* companion = static_cast<const T*>(k.companion_rows) + b * k.row_stride;
-      for (size_t line = 0; line < k.row_stride * sizeof(T); line += 64) hwy::Prefetch(ahead(companion, line));
-    }
+  };
+  size_t b = 0;
+  for (; b + kScorePositions <= k.n_rows; b += kScorePositions) {
+    score(std::integral_constant<size_t, kScorePositions>{}, b);
   }
+  for (; b < k.n_rows; ++b) score(std::integral_constant<size_t, 1>{}, b);
 }
 
 // The accumulators are loaded and stored once per block; the rows are walked

@@ -56,9 +56,13 @@ struct KvBlock {
   WeightType type;
   size_t row_stride, n_rows, n_heads, head_dim, group;
   size_t prefetch_rows;
-  // Scoring only, null for none: rows of the same stride and type (the V
-  // cache's, a block on) whose row b is prefetched whole as row b is scored,
-  // so that they are asked for in address order.
+  // True for rows read from memory (the cache itself): scored one at a time,
+  // in address order. False for a tile already in the caches (fp8, dequantised):
+  // scored several rows per pass, with fewer loads per FMA.
+  bool streamed = true;
+  // Streamed scoring only, null for none: rows of the same stride and type
+  // (the V cache's, a block on) whose row b is prefetched whole as row b is
+  // scored, so that they are asked for in address order.
   const void* companion_rows = nullptr;
 };
 // scores[j * score_stride + b] = slice(b, j / group) . queries[j], for the
