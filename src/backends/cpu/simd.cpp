@@ -302,8 +302,11 @@ void attention_scores_t(const KvBlock& k, const float* queries, float* scores, s
         });
       }
       if (k.companion_rows != nullptr) {
-        const T* companion = static_cast<const T*>(k.companion_rows) + b * k.row_stride;
-        for (size_t line = 0; line < k.row_stride * sizeof(T); line += 64) hwy::Prefetch(ahead(companion, line));
+        // The companion block may run past the cache's end: its addresses are formed as integers (ahead).
+        const size_t row_bytes = k.row_stride * sizeof(T);
+        for (size_t line = 0; line < row_bytes; line += 64) {
+          hwy::Prefetch(ahead(k.companion_rows, b * row_bytes + line));
+        }
       }
     }
     return;
