@@ -101,14 +101,16 @@ BENCHMARK(BM_MlxGemv)
     ->UseRealTime();
 
 // Decode attention of the 0.8B shape (8 query heads, 2 KV heads of 256) over
-// range(0) positions of a bf16 cache. Several caches in rotation, ~1 GB in
-// all, so the reads come from DRAM as in decode (six layers' caches at 4096
-// positions are already 96 MB); with range(1) = 1, one cache read again and
-// again from the caches (the kernel's arithmetic ceiling).
+// range(0) positions of a bf16 cache (range(2) = 1: an fp8 one). Several
+// caches in rotation, ~1 GB in all, so the reads come from DRAM as in decode
+// (six layers' bf16 caches at 4096 positions are already 96 MB); with range(1)
+// = 1, one cache read again and again from the caches (the kernel's
+// arithmetic ceiling).
 void BM_AttentionDecode(benchmark::State& state) {
   const auto seq_len = static_cast<uint32_t>(state.range(0));
+  const bool fp8 = state.range(2) != 0;
   const uint32_t n_q = 8, n_kv = 2, hd = 256;
-  const size_t cache_bytes = size_t{seq_len} * n_kv * hd * 2;
+  const size_t cache_bytes = size_t{seq_len} * kv_row_bytes(fp8 ? KvDtype::kFP8 : KvDtype::kBF16, n_kv * hd);
   const size_t copies = state.range(1) ? 1 : std::max<size_t>(1, (size_t{1} << 30) / (2 * cache_bytes));
   std::vector<DeviceBuffer> k, v;
   for (size_t i = 0; i < copies; ++i) {
@@ -119,7 +121,7 @@ void BM_AttentionDecode(benchmark::State& state) {
   DeviceBuffer out(cpu(), n_q * hd * 4), step(cpu(), sizeof(DecodeStepParams));
   const DecodeStepParams params{.position = seq_len - 1, .cache_pos = seq_len - 1, .seq_len = seq_len, .reserved = 0};
   cpu().upload(step.ptr(), &params, sizeof(params), cpu().default_stream());
-  const auto kernel = resolve_kernel<AttentionDecodeArgs>(cpu(), "attention_decode_bf16");
+  const auto kernel = resolve_kernel<AttentionDecodeArgs>(cpu(), fp8 ? "attention_decode_fp8" : "attention_decode_bf16");
   size_t i = 0;
   for (auto _ : state) {
     const size_t c = i++ % copies;
@@ -130,14 +132,12 @@ void BM_AttentionDecode(benchmark::State& state) {
            cpu().default_stream());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * 2 * cache_bytes));
+  state.SetLabel(fp8 ? "fp8 cache" : "bf16 cache");
 }
 BENCHMARK(BM_AttentionDecode)
-    ->ArgNames({"positions", "cached"})
-    ->Args({256, 0})
-    ->Args({4096, 0})
-    ->Args({32768, 0})
-    ->Args({4096, 1})
-    ->Args({512, 1})
+    ->ArgNames({"positions", "cached", "fp8"})
+    ->ArgsProduct({{256, 4096, 32768}, {0}, {0, 1}})
+    ->ArgsProduct({{512, 4096}, {1}, {0, 1}})
     ->UseRealTime();
 
 // One Gated DeltaNet recurrent step of the 0.8B shape (16 heads of 128 x 128).

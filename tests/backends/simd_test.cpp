@@ -4,9 +4,11 @@
 // at sizes just below and above every vector width.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
-
 #include <cmath>
+#include <cstring>
+#include <random>
 
 #include "cpu/simd.h"
 #include "qwen35/dtype.h"
@@ -170,55 +172,112 @@ TEST_P(Simd, Conv4SiluMatchesTheSpec) {
   }
 }
 
-// Rows of n_heads slices (plus 3 elements of padding); every query head reads
-// its KV head's slice. Prefetching 5 rows on, and (streamed rows) companion
-// rows 4 on, asks for lines past the rows, which must change nothing. 7 rows:
-// streamed, one at a time; as a tile, whole scoring passes of 2 or 4
-// positions, then single positions.
+// A KV block's rows in one storage format, and their exact values: value i
+// of row b's slice for KV head g is exact[b * exact_stride + g * n + i].
+struct KvRows {
+  std::vector<std::byte> bytes;
+  std::vector<float> exact;
+  size_t exact_stride;
+  simd::WeightType type;
+  bool fp8;
+  size_t row_stride;  // as KvBlock counts it: elements, or bytes for fp8
+  size_t row_bytes;
+};
+
+// Plain rows: n_heads slices plus 3 elements of padding.
+KvRows plain_rows(simd::WeightType type, size_t rows, size_t heads, size_t n, uint32_t seed) {
+  const size_t row_stride = heads * n + 3, element_bytes = type == simd::WeightType::kF32 ? 4 : 2;
+  const Weights w = make_weights(type, rows * row_stride, seed);
+  KvRows r{.bytes = std::vector<std::byte>(rows * row_stride * element_bytes), .exact = w.exact,
+           .exact_stride = row_stride, .type = type, .fp8 = false, .row_stride = row_stride,
+           .row_bytes = row_stride * element_bytes};
+  std::memcpy(r.bytes.data(), w.data(type), r.bytes.size());
+  return r;
+}
+
+// FP8 rows in the KV-cache format: heads * n codes, then a BF16 scale per 16,
+// the scales spread over several binades. No NaN codes (see
+// Fp8RowsDecodeEveryCodeExactly).
+KvRows fp8_rows(size_t rows, size_t heads, size_t n, uint32_t seed) {
+  const size_t codes = heads * n, row_bytes = codes + 2 * (codes / 16);
+  KvRows r{.bytes = std::vector<std::byte>(rows * row_bytes), .exact = std::vector<float>(rows * codes),
+           .exact_stride = codes, .type = simd::WeightType::kF32, .fp8 = true, .row_stride = row_bytes,
+           .row_bytes = row_bytes};
+  std::mt19937 rng(seed);
+  for (size_t b = 0; b < rows; ++b) {
+    std::byte* row = r.bytes.data() + b * row_bytes;
+    for (size_t k = 0; k < codes / 16; ++k) {
+      const uint16_t scale = f32_to_bf16(std::ldexp(1.0f + static_cast<float>(rng() % 128) / 128.0f,
+                                                    static_cast<int>(rng() % 13) - 9));
+      std::memcpy(row + codes + 2 * k, &scale, 2);
+    }
+    for (size_t i = 0; i < codes; ++i) {
+      auto code = static_cast<uint8_t>(rng());
+      if ((code & 0x7F) == 0x7F) code ^= 1;
+      row[i] = std::byte{code};
+      uint16_t scale;
+      std::memcpy(&scale, row + codes + 2 * (i / 16), 2);
+      r.exact[b * codes + i] = fp8_e4m3_to_f32(code) * bf16_to_f32(scale);
+    }
+  }
+  return r;
+}
+
+// Every query head reads its KV head's slice. Prefetching 5 rows on, and
+// companion rows 4 on, asks for lines past the rows, which must change
+// nothing. FP8 rows (slices of a multiple of 16 values) are decoded as they
+// are read.
 TEST_P(Simd, AttentionKernelsReadEachRowForEveryQueryHead) {
-  for (simd::WeightType type : kTypes) {
+  for (size_t format = 0; format <= std::size(kTypes); ++format) {
+    const bool fp8 = format == std::size(kTypes);  // after the plain types
     for (size_t n : {1u, 15u, 16u, 17u, 33u, 48u, 64u, 256u}) {
+      if (fp8 && n % 16 != 0) continue;
       for (size_t heads : {1u, 2u}) {
         for (size_t group : {1u, 2u, 3u, 4u, 5u, 7u, 9u}) {  // every remainder after passes of 4 queries
-          for (bool streamed : {true, false}) {
-            SCOPED_TRACE(::testing::Message() << "n " << n << " heads " << heads << " group " << group << " streamed "
-                                              << streamed);
-            const size_t rows = 7, row_stride = heads * n + 3, queries = heads * group;
-            const size_t score_stride = rows + 2, acc_stride = n + 2;
-            const Weights r = make_weights(type, rows * row_stride, static_cast<uint32_t>(n + heads));
-            const size_t element_bytes = type == simd::WeightType::kF32 ? 4 : 2;
-            const auto* companion = static_cast<const std::byte*>(r.data(type)) + 4 * row_stride * element_bytes;
-            const simd::KvBlock block{.rows = r.data(type), .type = type, .row_stride = row_stride, .n_rows = rows,
-                                      .n_heads = heads, .head_dim = n, .group = group, .prefetch_rows = 5,
-                                      .streamed = streamed, .companion_rows = streamed ? companion : nullptr};
-            const auto slice = [&](size_t b, size_t j) { return &r.exact[b * row_stride + (j / group) * n]; };
-            const auto q = random_floats(queries * n, 9);
-            std::vector<float> scores(queries * score_stride, std::nanf(""));
-            simd::attention_scores(block, q.data(), scores.data(), score_stride);
-            for (size_t j = 0; j < queries; ++j) {
-              for (size_t b = 0; b < score_stride; ++b) {
-                if (b >= rows) {
-                  ASSERT_TRUE(std::isnan(scores[j * score_stride + b])) << "query " << j << " wrote past its rows";
-                  continue;
-                }
-                double expected = 0;
-                for (size_t i = 0; i < n; ++i) expected += double{slice(b, j)[i]} * q[j * n + i];
-                ASSERT_NEAR(scores[j * score_stride + b], expected, kTolerance * (n + 1))
-                    << "query " << j << " row " << b;
+          SCOPED_TRACE(::testing::Message() << "format " << format << " n " << n << " heads " << heads << " group "
+                                            << group);
+          const size_t rows = 7, queries = heads * group;
+          const size_t score_stride = rows + 2, acc_stride = n + 2;
+          const auto seed = static_cast<uint32_t>(n + heads);
+          const KvRows r = fp8 ? fp8_rows(rows, heads, n, seed) : plain_rows(kTypes[format], rows, heads, n, seed);
+          const std::byte* companion = r.bytes.data() + 4 * r.row_bytes;
+          const simd::KvBlock block{.rows = r.bytes.data(), .type = r.type, .row_stride = r.row_stride,
+                                    .n_rows = rows, .n_heads = heads, .head_dim = n, .group = group,
+                                    .prefetch_rows = 5, .companion_rows = companion, .fp8 = fp8};
+          const auto slice = [&](size_t b, size_t j) { return &r.exact[b * r.exact_stride + (j / group) * n]; };
+          const auto q = random_floats(queries * n, 9);
+          std::vector<float> scores(queries * score_stride, std::nanf(""));
+          simd::attention_scores(block, q.data(), scores.data(), score_stride);
+          for (size_t j = 0; j < queries; ++j) {
+            for (size_t b = 0; b < score_stride; ++b) {
+              if (b >= rows) {
+                ASSERT_TRUE(std::isnan(scores[j * score_stride + b])) << "query " << j << " wrote past its rows";
+                continue;
               }
+              double expected = 0, magnitude = 0;
+              for (size_t i = 0; i < n; ++i) {
+                expected += double{slice(b, j)[i]} * q[j * n + i];
+                magnitude += std::fabs(double{slice(b, j)[i]} * q[j * n + i]);
+              }
+              ASSERT_NEAR(scores[j * score_stride + b], expected, kTolerance * (magnitude + 1))
+                  << "query " << j << " row " << b;
             }
-            const auto weights = random_floats(rows * queries, 10);  // weights[j * rows + b]: a row per query
-            auto accs = random_floats(queries * acc_stride, 11);
-            const auto before = accs;
-            simd::attention_values(block, weights.data(), rows, accs.data(), acc_stride);
-            for (size_t j = 0; j < queries; ++j) {
-              for (size_t i = 0; i < acc_stride; ++i) {
-                double expected = before[j * acc_stride + i];
-                if (i < n) {
-                  for (size_t b = 0; b < rows; ++b) expected += double{weights[j * rows + b]} * slice(b, j)[i];
+          }
+          const auto weights = random_floats(rows * queries, 10);  // weights[j * rows + b]: a row per query
+          auto accs = random_floats(queries * acc_stride, 11);
+          const auto before = accs;
+          simd::attention_values(block, weights.data(), rows, accs.data(), acc_stride);
+          for (size_t j = 0; j < queries; ++j) {
+            for (size_t i = 0; i < acc_stride; ++i) {
+              double expected = before[j * acc_stride + i], magnitude = std::fabs(expected);
+              if (i < n) {
+                for (size_t b = 0; b < rows; ++b) {
+                  expected += double{weights[j * rows + b]} * slice(b, j)[i];
+                  magnitude += std::fabs(double{weights[j * rows + b]} * slice(b, j)[i]);
                 }
-                ASSERT_NEAR(accs[j * acc_stride + i], expected, 1e-5) << "query " << j << " index " << i;
               }
+              ASSERT_NEAR(accs[j * acc_stride + i], expected, kTolerance * (magnitude + 1))
+                  << "query " << j << " index " << i;
             }
           }
         }
@@ -227,21 +286,43 @@ TEST_P(Simd, AttentionKernelsReadEachRowForEveryQueryHead) {
   }
 }
 
-TEST_P(Simd, Fp8BlocksDecodeEveryCodeExactly) {
-  // Every code twice (both halves of the 512), each block of 16 with its own scale.
-  std::vector<uint8_t> codes(512);
-  for (size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<uint8_t>((i * 37) % 256);
-  std::vector<uint16_t> scales(codes.size() / 16);
-  for (size_t b = 0; b < scales.size(); ++b) scales[b] = f32_to_bf16(std::ldexp(1.0f, static_cast<int>(b % 9) - 6) * 1.5f);
-  std::vector<float> y(codes.size(), -1.0f);
-  simd::fp8_blocks_to_f32(codes.data(), scales.data(), codes.size(), y.data());
-  for (size_t i = 0; i < codes.size(); ++i) {
-    const float expected = fp8_e4m3_to_f32(codes[i]) * bf16_to_f32(scales[i / 16]);
-    if (std::isnan(expected)) {
-      EXPECT_TRUE(std::isnan(y[i])) << "code " << int{codes[i]};
-    } else {
-      ASSERT_EQ(std::bit_cast<uint32_t>(y[i]), std::bit_cast<uint32_t>(expected)) << "code " << int{codes[i]};
+// FP8 rows decode every code exactly (dtype.cpp's fp8_e4m3_to_f32 times the
+// BF16 scale of its 16): one-hot queries score each value alone. Row 0 holds
+// every code but the two NaN ones, each 16 with its own scale (zero among
+// them); rows 1 and 2 hold a NaN code (positive, negative) among finite ones,
+// which makes every score of its row NaN. (Sums of zeros and one value: a
+// negative zero may come back as zero.)
+TEST_P(Simd, Fp8RowsDecodeEveryCodeExactly) {
+  const size_t n = 256, rows = 3, row_bytes = n + 2 * (n / 16);
+  std::vector<uint8_t> bytes(rows * row_bytes);
+  std::vector<uint8_t> finite;
+  for (int c = 0; c < 256; ++c) {
+    if ((c & 0x7F) != 0x7F) finite.push_back(static_cast<uint8_t>(c));
+  }
+  for (size_t b = 0; b < rows; ++b) {
+    for (size_t i = 0; i < n; ++i) bytes[b * row_bytes + i] = finite[(i * 37 + b) % finite.size()];
+    for (size_t k = 0; k < n / 16; ++k) {
+      const uint16_t scale = k == 5 ? 0 : f32_to_bf16(std::ldexp(1.5f, static_cast<int>(k % 9) - 6));
+      std::memcpy(&bytes[b * row_bytes + n + 2 * k], &scale, 2);
     }
+  }
+  for (uint8_t c : finite) ASSERT_NE(std::find(bytes.begin(), bytes.begin() + n, c), bytes.begin() + n) << int{c};
+  bytes[1 * row_bytes + 37] = 0x7F;
+  bytes[2 * row_bytes + 200] = 0xFF;
+  std::vector<float> queries(n * n, 0.0f);
+  for (size_t j = 0; j < n; ++j) queries[j * n + j] = 1.0f;
+  const simd::KvBlock block{.rows = bytes.data(), .type = simd::WeightType::kF32, .row_stride = row_bytes,
+                            .n_rows = rows, .n_heads = 1, .head_dim = n, .group = n, .prefetch_rows = 0,
+                            .fp8 = true};
+  std::vector<float> scores(n * rows, -1.0f);
+  simd::attention_scores(block, queries.data(), scores.data(), rows);
+  for (size_t i = 0; i < n; ++i) {
+    uint16_t scale;
+    std::memcpy(&scale, &bytes[n + 2 * (i / 16)], 2);
+    const float expected = fp8_e4m3_to_f32(bytes[i]) * bf16_to_f32(scale);
+    ASSERT_EQ(scores[i * rows], expected) << "code " << int{bytes[i]};  // -0 as 0
+    EXPECT_TRUE(std::isnan(scores[i * rows + 1])) << i;
+    EXPECT_TRUE(std::isnan(scores[i * rows + 2])) << i;
   }
 }
 

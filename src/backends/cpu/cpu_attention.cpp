@@ -5,10 +5,10 @@
 // slice of each row, a row apart, they did not), and runs a blockwise online
 // softmax (running max, sum, weighted V); the chunks are merged at the end.
 // Scratch grows with the thread count, never with the context length. FP8
-// caches are dequantised a block of positions at a time into per-thread float
-// tiles, so the same SIMD kernels score and accumulate every cache dtype.
+// caches are decoded in registers as the SIMD kernels read them.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <vector>
 
 #include "cpu/cpu_backend.h"
@@ -22,34 +22,33 @@ namespace {
 // Positions per chunk below which splitting the context further does not pay.
 constexpr uint32_t kMinChunk = 128;
 
-// A block of positions [t0, t0 + n) of one cache, as the SIMD kernels take it:
-// straight from the cache, or (fp8) dequantised into a per-thread float tile,
-// asking for the codes of the rows `prefetch` positions on as it goes (the
-// SIMD kernels prefetch plain rows themselves).
+// The address of position t's row in a cache.
 template <typename E>
-simd::KvBlock kv_block(DevicePtr cache, const AttentionDecodeArgs& a, uint32_t t0, uint32_t n, uint32_t prefetch,
-                       std::vector<float>& tile) {
+const std::byte* kv_row(DevicePtr cache, const AttentionDecodeArgs& a, uint32_t t) {
   const uint32_t kv_dim = a.n_heads_kv * a.head_dim;
-  simd::KvBlock block{.rows = nullptr, .type = simd::WeightType::kF32, .row_stride = kv_dim, .n_rows = n,
-                      .n_heads = a.n_heads_kv, .head_dim = a.head_dim, .group = a.n_heads_q / a.n_heads_kv,
-                      .prefetch_rows = 0};
   if constexpr (is_fp8_kv<E>) {
-    tile.resize(size_t{n} * kv_dim);
-    const size_t row_bytes = kv_row_bytes(KvDtype::kFP8, kv_dim);
-    const auto* base = host_ptr<const uint8_t>(cache);
-    for (uint32_t b = 0; b < n; ++b) {
-      const uint8_t* row = base + (t0 + b) * row_bytes;
-      if (prefetch) {
-        for (size_t line = 0; line < row_bytes; line += 64) __builtin_prefetch(row + prefetch * row_bytes + line);
-      }
-      simd::fp8_blocks_to_f32(row, fp8_kv_scales(row, kv_dim), kv_dim, tile.data() + size_t{b} * kv_dim);
-    }
-    block.rows = tile.data();
-    block.streamed = false;
+    return host_ptr<const std::byte>(cache) + size_t{t} * kv_row_bytes(KvDtype::kFP8, kv_dim);
   } else {
-    block.rows = host_ptr<const typename E::Storage>(cache) + size_t{t0} * kv_dim;
+    return host_ptr<const std::byte>(cache) + size_t{t} * kv_dim * sizeof(typename E::Storage);
+  }
+}
+
+// A block of positions [t0, t0 + n) of one cache, as the SIMD kernels take it,
+// asking for the rows `prefetch` positions on as they go. FP8 rows are decoded
+// in registers as they are read; first dequantised into a float tile per
+// block, they made fp8 attention slower than bf16, which reads twice the bytes
+// (4096 positions from the caches: 640-710 us, now 460-570, bf16 300-360).
+template <typename E>
+simd::KvBlock kv_block(DevicePtr cache, const AttentionDecodeArgs& a, uint32_t t0, uint32_t n, uint32_t prefetch) {
+  const uint32_t kv_dim = a.n_heads_kv * a.head_dim;
+  simd::KvBlock block{.rows = kv_row<E>(cache, a, t0), .type = simd::WeightType::kF32, .row_stride = kv_dim,
+                      .n_rows = n, .n_heads = a.n_heads_kv, .head_dim = a.head_dim,
+                      .group = a.n_heads_q / a.n_heads_kv, .prefetch_rows = prefetch};
+  if constexpr (is_fp8_kv<E>) {
+    block.row_stride = kv_row_bytes(KvDtype::kFP8, kv_dim);  // bytes
+    block.fp8 = true;
+  } else {
     block.type = cpu::weight_type<E>();
-    block.prefetch_rows = prefetch;
   }
   return block;
 }
@@ -73,7 +72,6 @@ void attend_chunk(const AttentionDecodeArgs& a, uint32_t t_begin, uint32_t t_end
   }
   const float* q = host_ptr<const float>(a.q);
   thread_local std::vector<float> scores;  // [n_heads_q, kBlock]: one contiguous row per query head
-  thread_local std::vector<float> k_tile, v_tile;  // fp8 only: [kBlock, kv_dim]
   scores.resize(size_t{kBlock} * a.n_heads_q);
   for (uint32_t t0 = t_begin; t0 < t_end; t0 += kBlock) {
     const uint32_t n = std::min(kBlock, t_end - t0);
@@ -81,19 +79,14 @@ void attend_chunk(const AttentionDecodeArgs& a, uint32_t t_begin, uint32_t t_end
     // over the block: a burst of 32 KB of prefetches filled the miss queue
     // and stalled on it.
     const uint32_t prefetch = t0 + kBlock < t_end ? kBlock : 0;
-    simd::KvBlock k_block = kv_block<E>(a.k_cache, a, t0, n, prefetch, k_tile);
+    simd::KvBlock k_block = kv_block<E>(a.k_cache, a, t0, n, prefetch);
     // Scoring, one sequential walk, also asks for the next block's V rows, in
     // address order. The value pass reads a block a few columns of every row
     // at a time, and its own prefetches, in that order, left it reading DRAM
     // at ~10 GB/s; it keeps them, as without them the lines (evicted from L1
     // by the K rows meanwhile) came later. 4096 positions from DRAM: 720-840
     // -> 510-640 us with scoring a row at a time (simd.cpp's dot_row).
-    if constexpr (!is_fp8_kv<E>) {
-      if (prefetch) {
-        k_block.companion_rows =
-            host_ptr<const typename E::Storage>(a.v_cache) + size_t{t0 + kBlock} * a.n_heads_kv * a.head_dim;
-      }
-    }
+    if (prefetch) k_block.companion_rows = kv_row<E>(a.v_cache, a, t0 + kBlock);
     simd::attention_scores(k_block, q, scores.data(), kBlock);
     for (uint32_t h = 0; h < a.n_heads_q; ++h) {
       float* acc = slots + h * stride;
@@ -109,7 +102,7 @@ void attend_chunk(const AttentionDecodeArgs& a, uint32_t t_begin, uint32_t t_end
       }
       sum += simd::exp_shifted(s, n, a.scale, max);
     }
-    simd::attention_values(kv_block<E>(a.v_cache, a, t0, n, prefetch, v_tile), scores.data(), kBlock, slots, stride);
+    simd::attention_values(kv_block<E>(a.v_cache, a, t0, n, prefetch), scores.data(), kBlock, slots, stride);
   }
 }
 

@@ -123,73 +123,115 @@ HWY_INLINE void sum4(const VF* v, float* out) {
 }
 #endif
 
-// Positions scored per pass of a tile (rows already in the caches): each load
-// of a query vector serves P rows, so a pass of M queries keeps M * P
-// independent FMA chains in flight with M + P loads per M * P FMAs (one query
-// and one row, a load per FMA, was bound by the load ports). P = 4 fills 24 of
-// AVX-512's and NEON's 32 registers; 16 registers (the older x86 targets) hold
-// P = 2.
-constexpr size_t kScorePositions =
-    (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_EMU128 ||
-     HWY_TARGET == HWY_SCALAR)
-        ? 2
-        : 4;
-
-// out[j * out_stride + p] = rows[p] . queries[j] for M queries and P rows of
-// `count` elements, p < P, j < M; each row prefetches `prefetch_bytes` on as it
-// goes (nothing when 0).
-template <size_t M, size_t P, typename T>
-HWY_INLINE void dot_pass(const T* const* rows, size_t prefetch_bytes, const float* qs, size_t stride, float* out,
-                         size_t out_stride, size_t count) {
-  const DF df;
-  const size_t n = hn::Lanes(df);
-  VF acc[P][M];
-  for (size_t p = 0; p < P; ++p) {
-    for (size_t j = 0; j < M; ++j) acc[p][j] = hn::Zero(df);
+// FP8 E4M3 codes to float32 (exactly dtype.cpp's fp8_e4m3_to_f32), times a
+// scale given as scale_256 = 256 * scale. An E4M3 code s.eeee.mmm is, bit for
+// bit, the half s.0eeee.mmm0000000 times 2^8 (exponent biases 7 and 15;
+// subnormals map to subnormals), so a code becomes a half in three 16-bit
+// operations and the half becomes a float in one exact conversion: a third of
+// the operations of assembling float bits. Multiplying the half by 256 * scale
+// rounds as multiplying 256 times it by scale does (2^8 is exact either way;
+// the cache's scales, at most 2^128 / 448, leave room for it). Only the NaN
+// codes (s.1111.111; E4M3 has no infinities) need a case of their own.
+template <class D>
+HWY_INLINE hn::Vec<D> fp8_to_f32(D df, const uint8_t* codes, hn::Vec<D> scale_256) {
+  const hn::Rebind<int16_t, D> d16;
+  const hn::Rebind<int8_t, D> d8;
+  const hn::Rebind<hwy::float16_t, D> dh;
+  const auto code = hn::LoadU(d8, reinterpret_cast<const int8_t*>(codes));
+  // Sign-extended to 16 bits and shifted by 7: bit 15 is the sign, bit 14
+  // (the sign again) is cleared below, bits 13..7 are the code's low seven.
+  const auto shifted = hn::ShiftLeft<7>(hn::PromoteTo(d16, code));
+  const auto half = hn::And(shifted, hn::Set(d16, static_cast<int16_t>(0xBF80)));
+  const auto nan = hn::Set(df, std::numeric_limits<float>::quiet_NaN());
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  if constexpr (hn::MaxLanes(df) == 16) {
+    // NaN codes are those whose low seven bits are all ones, tested on the
+    // 16-bit lanes and applied by the multiply's mask (two operations fewer
+    // than testing the floats, on the ports the multiply-adds need).
+    const __mmask16 not_nan =
+        _mm256_cmpneq_epi16_mask(_mm256_or_si256(shifted.raw, _mm256_set1_epi16(static_cast<int16_t>(0xC000))),
+                                 _mm256_set1_epi16(static_cast<int16_t>(0xFF80)));
+    return hn::Vec<D>{_mm512_mask_mul_ps(nan.raw, not_nan, _mm512_cvtph_ps(half.raw), scale_256.raw)};
   }
-  const auto step = [&](size_t i) HWY_ATTR {
-    VF q[M];
-    for (size_t j = 0; j < M; ++j) q[j] = hn::LoadU(df, qs + j * stride + i);
-    for (size_t p = 0; p < P; ++p) {
-      const VF r = load_f32(df, rows[p] + i);
-      for (size_t j = 0; j < M; ++j) acc[p][j] = hn::MulAdd(r, q[j], acc[p][j]);
-    }
-  };
-  size_t i = 0;
-  // Two steps per iteration, the prefetch (2n elements) tested once for both.
-  for (; i + 2 * n <= count; i += 2 * n) {
-    if (prefetch_bytes != 0) {
-      for (size_t p = 0; p < P; ++p) prefetch_step(rows[p] + i, prefetch_bytes, n);
-    }
-    step(i);
-    step(i + n);
-  }
-  for (; i + n <= count; i += n) step(i);
-  for (size_t p = 0; p < P; ++p) {
-    float s[M];
-    if constexpr (M == 4) {
-      sum4(acc[p], s);
-    } else {
-      for (size_t j = 0; j < M; ++j) s[j] = sum(df, acc[p][j]);
-    }
-    for (size_t j = 0; j < M; ++j) {
-      for (size_t t = i; t < count; ++t) s[j] += to_f32(rows[p][t]) * qs[j * stride + t];
-      out[j * out_stride + p] = s[j];
-    }
-  }
+#endif
+  // Elsewhere on the float: theirs are the only halves of magnitude 1.875
+  // (emulated half conversions, on targets without F16C, do not carry NaN).
+  const auto unscaled = hn::PromoteTo(df, hn::BitCast(dh, half));
+  return hn::IfThenElse(hn::Eq(hn::Abs(unscaled), hn::Set(df, 1.875f)), nan, hn::Mul(unscaled, scale_256));
 }
+
+// 256 times the BF16 scale at p (see fp8_to_f32).
+HWY_INLINE float scale_256_at(const uint16_t* p) {
+  uint16_t bits;
+  std::memcpy(&bits, p, sizeof(bits));
+  return bf16_to_f32(bits) * 256.0f;
+}
+
+// One KV head's slice of a cached row as the attention kernels read it:
+// Lanes(df) values at i (a multiple of Lanes) as floats, one value, and the
+// lines of the 2n values at i, `bytes` on, prefetched.
+template <typename T>
+struct PlainSlice {
+  const T* p;
+  VF load(DF df, size_t i) const { return load_f32(df, p + i); }
+  float at(size_t i) const { return to_f32(p[i]); }
+  void prefetch(size_t i, size_t bytes, size_t n) const { prefetch_step(p + i, bytes, n); }
+};
+
+// An fp8 slice, decoded in registers as it is read: its codes, and
+// scales[k], the BF16 scale of codes [16k, 16k + 16).
+struct Fp8Slice {
+  const uint8_t* codes;
+  const uint16_t* scales;
+  VF load(DF df, size_t i) const {
+    if constexpr (hn::MaxLanes(DF()) <= 16) {  // within one scale's 16 codes
+      return fp8_to_f32(df, codes + i, hn::Set(df, scale_256_at(scales + i / 16)));
+    } else {  // wider vectors (SVE): a scale per lane
+      HWY_ALIGN float values[hn::MaxLanes(DF())];
+      for (size_t l = 0; l < hn::Lanes(df); ++l) values[l] = at(i + l);
+      return hn::Load(df, values);
+    }
+  }
+  float at(size_t i) const {
+    const hn::CappedTag<float, 1> d1;
+    return hn::GetLane(fp8_to_f32(d1, codes + i, hn::Set(d1, scale_256_at(scales + i / 16))));
+  }
+  void prefetch(size_t i, size_t bytes, size_t n) const {
+    prefetch_step(codes + i, bytes, n);
+    hwy::Prefetch(ahead(scales + i / 16, bytes));
+  }
+};
+
+// A KvBlock's rows: slice(b, g) is row b's slice of KV head g.
+template <typename T>
+struct PlainRows {
+  const T* rows;
+  size_t stride, head_dim;
+  PlainSlice<T> slice(size_t b, size_t g) const { return {rows + b * stride + g * head_dim}; }
+  size_t row_bytes() const { return stride * sizeof(T); }
+};
+
+struct Fp8Rows {
+  const uint8_t* rows;
+  size_t stride, head_dim, codes_per_row;  // stride in bytes; each row's scales follow its codes
+  Fp8Slice slice(size_t b, size_t g) const {
+    const uint8_t* row = rows + b * stride;
+    return {row + g * head_dim, reinterpret_cast<const uint16_t*>(row + codes_per_row) + g * head_dim / 16};
+  }
+  size_t row_bytes() const { return stride; }
+};
 
 // out[j * out_stride] = row . queries[j] for M queries and a row of `count`
 // elements, prefetching `prefetch_bytes` on as it goes (nothing when 0). Two
 // sets of accumulators (even and odd steps) keep 2M FMA chains in flight.
-// For rows read from memory, one at a time, so that scoring reads them in
-// address order: dot_pass's rows side by side were streams a row apart, which
-// the hardware prefetcher did not follow. Scoring alone, 4096 positions of a
-// bf16 cache from DRAM: 370-480 us 4 rows at a time, 270-330 us one at a time;
-// from the caches one row at a time is 5-20% slower (a load per FMA and a
-// quarter), hence dot_pass for tiles.
-template <size_t M, typename T>
-HWY_INLINE void dot_row(const T* row, size_t prefetch_bytes, const float* qs, size_t stride, float* out,
+// One row at a time, so that scoring reads the cache in address order: rows
+// side by side (4 rows per pass, sharing each load of a query vector) were
+// streams a row apart, which the hardware prefetcher did not follow. Scoring
+// alone, 4096 positions of a bf16 cache from DRAM: 370-480 us 4 rows at a
+// time, 270-330 us one at a time (from the caches one row at a time is 5-20%
+// slower: a load per FMA and a quarter).
+template <size_t M, typename Slice>
+HWY_INLINE void dot_row(const Slice& row, size_t prefetch_bytes, const float* qs, size_t stride, float* out,
                         size_t out_stride, size_t count) {
   const DF df;
   const size_t n = hn::Lanes(df);
@@ -198,15 +240,15 @@ HWY_INLINE void dot_row(const T* row, size_t prefetch_bytes, const float* qs, si
   size_t i = 0;
   // Two steps per iteration, the prefetch (2n elements) tested once for both.
   for (; i + 2 * n <= count; i += 2 * n) {
-    prefetch_step(row + i, prefetch_bytes, n);
-    const VF r0 = load_f32(df, row + i), r1 = load_f32(df, row + i + n);
+    if (prefetch_bytes != 0) row.prefetch(i, prefetch_bytes, n);
+    const VF r0 = row.load(df, i), r1 = row.load(df, i + n);
     for (size_t j = 0; j < M; ++j) {
       even[j] = hn::MulAdd(r0, hn::LoadU(df, qs + j * stride + i), even[j]);
       odd[j] = hn::MulAdd(r1, hn::LoadU(df, qs + j * stride + i + n), odd[j]);
     }
   }
   for (; i + n <= count; i += n) {
-    const VF r = load_f32(df, row + i);
+    const VF r = row.load(df, i);
     for (size_t j = 0; j < M; ++j) even[j] = hn::MulAdd(r, hn::LoadU(df, qs + j * stride + i), even[j]);
   }
   VF acc[M];
@@ -218,22 +260,26 @@ HWY_INLINE void dot_row(const T* row, size_t prefetch_bytes, const float* qs, si
     for (size_t j = 0; j < M; ++j) s[j] = sum(df, acc[j]);
   }
   for (size_t j = 0; j < M; ++j) {
-    for (size_t t = i; t < count; ++t) s[j] += to_f32(row[t]) * qs[j * stride + t];
+    for (size_t t = i; t < count; ++t) s[j] += row.at(t) * qs[j * stride + t];
     out[j * out_stride] = s[j];
   }
 }
 
 // Vectors of columns per value pass: each row's M weights, broadcast once,
 // serve V vectors of it. 4 on 32-register targets (4M accumulators), 2 on
-// the others; each pass prefetches its 2n-element steps of the row.
-constexpr size_t kValueVectors = kScorePositions;
+// the others (16 registers); each pass prefetches its 2n-element steps of the row.
+constexpr size_t kValueVectors =
+    (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_EMU128 ||
+     HWY_TARGET == HWY_SCALAR)
+        ? 2
+        : 4;
 
 // accs[j * stride + i] += sum over rows r of weights[j * weight_stride + r] *
 // rows[r * row_stride + i], for M queries j and i < count. The accumulators
 // stay in registers across the rows of a chunk of V vectors of columns.
-template <size_t M, typename T>
-HWY_INLINE void axpy_pass(const T* rows, size_t row_stride, size_t n_rows, size_t prefetch_bytes,
-                          const float* weights, size_t weight_stride, float* accs, size_t stride, size_t count) {
+template <size_t M, typename Rows>
+HWY_INLINE void axpy_pass(const Rows& rows, size_t g, size_t n_rows, size_t prefetch_bytes, const float* weights,
+                          size_t weight_stride, float* accs, size_t stride, size_t count) {
   const DF df;
   const size_t n = hn::Lanes(df);
   const auto chunk = [&](auto vectors, size_t i) HWY_ATTR {
@@ -243,12 +289,12 @@ HWY_INLINE void axpy_pass(const T* rows, size_t row_stride, size_t n_rows, size_
       for (size_t v = 0; v < V; ++v) a[j][v] = hn::LoadU(df, accs + j * stride + i + v * n);
     }
     for (size_t r = 0; r < n_rows; ++r) {
-      const T* row = rows + r * row_stride + i;
+      const auto row = rows.slice(r, g);
       if (prefetch_bytes != 0) {
-        for (size_t v = 0; v + 2 <= V; v += 2) prefetch_step(row + v * n, prefetch_bytes, n);
+        for (size_t v = 0; v + 2 <= V; v += 2) row.prefetch(i + v * n, prefetch_bytes, n);
       }
       VF x[V];
-      for (size_t v = 0; v < V; ++v) x[v] = load_f32(df, row + v * n);
+      for (size_t v = 0; v < V; ++v) x[v] = row.load(df, i + v * n);
       for (size_t j = 0; j < M; ++j) {
         const VF w = hn::Set(df, weights[j * weight_stride + r]);
         for (size_t v = 0; v < V; ++v) a[j][v] = hn::MulAdd(x[v], w, a[j][v]);
@@ -264,7 +310,7 @@ HWY_INLINE void axpy_pass(const T* rows, size_t row_stride, size_t n_rows, size_
   for (; i < count; ++i) {
     for (size_t j = 0; j < M; ++j) {
       float acc = accs[j * stride + i];
-      for (size_t r = 0; r < n_rows; ++r) acc += weights[j * weight_stride + r] * to_f32(rows[r * row_stride + i]);
+      for (size_t r = 0; r < n_rows; ++r) acc += weights[j * weight_stride + r] * rows.slice(r, g).at(i);
       accs[j * stride + i] = acc;
     }
   }
@@ -283,83 +329,70 @@ HWY_INLINE void for_query_groups(size_t n_queries, const Pass& pass) {
   }
 }
 
-// Rows are read once, in order, all heads' slices in turn: streamed rows one
-// at a time (one sequential stream, each row also prefetching its companion
-// row, if any), a tile's kScorePositions at a time. The first query group of
-// each head prefetches (later ones find the slice cached).
-template <typename T>
-void attention_scores_t(const KvBlock& k, const float* queries, float* scores, size_t score_stride) {
-  const T* rows = static_cast<const T*>(k.rows);
-  const size_t prefetch_bytes = k.prefetch_rows * k.row_stride * sizeof(T);
-  if (k.streamed) {
-    for (size_t b = 0; b < k.n_rows; ++b) {
-      for (size_t g = 0; g < k.n_heads; ++g) {
-        const T* slice = rows + b * k.row_stride + g * k.head_dim;
-        const size_t j0 = g * k.group;
-        for_query_groups(k.group, [&](auto m, size_t q0) {
-          dot_row<decltype(m)::value>(slice, q0 == 0 ? prefetch_bytes : 0, queries + (j0 + q0) * k.head_dim,
-                                      k.head_dim, scores + (j0 + q0) * score_stride + b, score_stride, k.head_dim);
-        });
-      }
-      if (k.companion_rows != nullptr) {
-        // The companion block may run past the cache's end: its addresses are formed as integers (ahead).
-        const size_t row_bytes = k.row_stride * sizeof(T);
-        for (size_t line = 0; line < row_bytes; line += 64) {
-          hwy::Prefetch(ahead(k.companion_rows, b * row_bytes + line));
-        }
-      }
-    }
-    return;
-  }
-  const auto score = [&](auto positions, size_t b) {
-    constexpr size_t P = decltype(positions)::value;
+// Rows are read once, in order, one at a time and all heads' slices in turn:
+// one sequential stream, each row also prefetching its companion row, if any.
+// The first query group of each head prefetches (later ones find the slice
+// cached).
+template <typename Rows>
+void attention_scores_t(const Rows& rows, const KvBlock& k, const float* queries, float* scores,
+                        size_t score_stride) {
+  const size_t prefetch_bytes = k.prefetch_rows * rows.row_bytes();
+  for (size_t b = 0; b < k.n_rows; ++b) {
     for (size_t g = 0; g < k.n_heads; ++g) {
-      const T* slices[P];
-      for (size_t p = 0; p < P; ++p) slices[p] = rows + (b + p) * k.row_stride + g * k.head_dim;
+      const auto slice = rows.slice(b, g);
       const size_t j0 = g * k.group;
       for_query_groups(k.group, [&](auto m, size_t q0) {
-        dot_pass<decltype(m)::value, P>(slices, q0 == 0 ? prefetch_bytes : 0, queries + (j0 + q0) * k.head_dim,
-                                        k.head_dim, scores + (j0 + q0) * score_stride + b, score_stride, k.head_dim);
+        dot_row<decltype(m)::value>(slice, q0 == 0 ? prefetch_bytes : 0, queries + (j0 + q0) * k.head_dim,
+                                    k.head_dim, scores + (j0 + q0) * score_stride + b, score_stride, k.head_dim);
       });
     }
-  };
-  size_t b = 0;
-  for (; b + kScorePositions <= k.n_rows; b += kScorePositions) {
-    score(std::integral_constant<size_t, kScorePositions>{}, b);
+    if (k.companion_rows != nullptr) {
+      // The companion block may run past the cache's end: its addresses are formed as integers (ahead).
+      const size_t row_bytes = rows.row_bytes();
+      for (size_t line = 0; line < row_bytes; line += 64) {
+        hwy::Prefetch(ahead(k.companion_rows, b * row_bytes + line));
+      }
+    }
   }
-  for (; b < k.n_rows; ++b) score(std::integral_constant<size_t, 1>{}, b);
 }
 
 // The accumulators are loaded and stored once per block; the rows are walked
 // side by side, each head's slice in turn. (Passes of 4 rows, whose order is
 // closer to a sequential read, were no faster.)
-template <typename T>
-void attention_values_t(const KvBlock& v, const float* weights, size_t weight_stride, float* accs, size_t acc_stride) {
-  const T* rows = static_cast<const T*>(v.rows);
-  const size_t prefetch_bytes = v.prefetch_rows * v.row_stride * sizeof(T);
+template <typename Rows>
+void attention_values_t(const Rows& rows, const KvBlock& v, const float* weights, size_t weight_stride, float* accs,
+                        size_t acc_stride) {
+  const size_t prefetch_bytes = v.prefetch_rows * rows.row_bytes();
   for (size_t g = 0; g < v.n_heads; ++g) {
     const size_t j0 = g * v.group;
     for_query_groups(v.group, [&](auto m, size_t q0) {
-      axpy_pass<decltype(m)::value>(rows + g * v.head_dim, v.row_stride, v.n_rows, q0 == 0 ? prefetch_bytes : 0,
+      axpy_pass<decltype(m)::value>(rows, g, v.n_rows, q0 == 0 ? prefetch_bytes : 0,
                                     weights + (j0 + q0) * weight_stride, weight_stride, accs + (j0 + q0) * acc_stride,
                                     acc_stride, v.head_dim);
     });
   }
 }
 
-void AttentionScores(const KvBlock& k, const float* queries, float* scores, size_t score_stride) {
-  switch (k.type) {
-    case WeightType::kF32: return attention_scores_t<float>(k, queries, scores, score_stride);
-    case WeightType::kBF16: return attention_scores_t<hwy::bfloat16_t>(k, queries, scores, score_stride);
-    case WeightType::kF16: return attention_scores_t<hwy::float16_t>(k, queries, scores, score_stride);
+// Calls f(rows) with the KvBlock's rows as their element type reads them.
+template <typename F>
+HWY_INLINE void with_rows(const KvBlock& b, const F& f) {
+  if (b.fp8) {
+    return f(Fp8Rows{static_cast<const uint8_t*>(b.rows), b.row_stride, b.head_dim, b.n_heads * b.head_dim});
+  }
+  switch (b.type) {
+    case WeightType::kF32: return f(PlainRows<float>{static_cast<const float*>(b.rows), b.row_stride, b.head_dim});
+    case WeightType::kBF16:
+      return f(PlainRows<hwy::bfloat16_t>{static_cast<const hwy::bfloat16_t*>(b.rows), b.row_stride, b.head_dim});
+    case WeightType::kF16:
+      return f(PlainRows<hwy::float16_t>{static_cast<const hwy::float16_t*>(b.rows), b.row_stride, b.head_dim});
   }
 }
+
+void AttentionScores(const KvBlock& k, const float* queries, float* scores, size_t score_stride) {
+  with_rows(k, [&](const auto& rows) { attention_scores_t(rows, k, queries, scores, score_stride); });
+}
 void AttentionValues(const KvBlock& v, const float* weights, size_t weight_stride, float* accs, size_t acc_stride) {
-  switch (v.type) {
-    case WeightType::kF32: return attention_values_t<float>(v, weights, weight_stride, accs, acc_stride);
-    case WeightType::kBF16: return attention_values_t<hwy::bfloat16_t>(v, weights, weight_stride, accs, acc_stride);
-    case WeightType::kF16: return attention_values_t<hwy::float16_t>(v, weights, weight_stride, accs, acc_stride);
-  }
+  with_rows(v, [&](const auto& rows) { attention_values_t(rows, v, weights, weight_stride, accs, acc_stride); });
 }
 
 float MaxValue(const float* x, size_t count) {
@@ -482,40 +515,6 @@ void Conv4Silu(const float* u, float* state, const float* w, float* out, size_t 
     s0[c] = s1[c];
     s1[c] = s2[c];
     s2[c] = u[c];
-  }
-}
-
-// FP8 E4M3 codes to float32 (exactly dtype.cpp's fp8_e4m3_to_f32), times each
-// block's BF16 scale. An E4M3 code s.eeee.mmm is, bit for bit, the half
-// s.0eeee.mmm0000000 times 2^8 (exponent biases 7 and 15; subnormals map to
-// subnormals), so a code becomes a half in three 16-bit operations and the
-// half becomes a float in one exact conversion: a third of the operations of
-// assembling float bits, which made fp8 attention twice as slow as bf16. Only
-// the NaN codes (s.1111.111; E4M3 has no infinities) need a case of their own.
-void Fp8Blocks(const uint8_t* codes, const uint16_t* scales, size_t count, float* y) {
-  const hn::CappedTag<float, 16> df;
-  const hn::Rebind<int32_t, decltype(df)> d32;
-  const hn::Rebind<int16_t, decltype(df)> d16;
-  const hn::Rebind<int8_t, decltype(df)> d8;
-  const hn::Rebind<hwy::float16_t, decltype(df)> dh;
-  const size_t n = hn::Lanes(df);
-  const auto magnitude = hn::Set(d32, 0x7F);
-  const auto half_bits = hn::Set(d16, static_cast<int16_t>(0xBF80));  // sign, then 4 exponent and 3 mantissa bits
-  const auto nan = hn::Set(df, std::numeric_limits<float>::quiet_NaN());
-  const auto two_to_8 = hn::Set(df, 256.0f);
-  for (size_t b = 0; b < count / 16; ++b) {
-    const auto scale = hn::Set(df, bf16_to_f32(scales[b]));
-    for (size_t l = 0; l < 16; l += n) {
-      // Sign-extended to 16 bits and shifted by 7: bit 15 is the sign, bit 14
-      // (the sign again) is cleared, bits 13..7 are the code's low seven.
-      // (The NaN test is on 32-bit lanes: emulated half conversions, on
-      // targets without F16C, do not carry NaN.)
-      const auto code = hn::LoadU(d8, reinterpret_cast<const int8_t*>(codes) + 16 * b + l);
-      const auto half = hn::And(hn::ShiftLeft<7>(hn::PromoteTo(d16, code)), half_bits);
-      const auto value = hn::Mul(hn::PromoteTo(df, hn::BitCast(dh, half)), two_to_8);  // exact: a power of two
-      const auto is_nan = hn::RebindMask(df, hn::Eq(hn::And(hn::PromoteTo(d32, code), magnitude), magnitude));
-      hn::StoreU(hn::IfThenElse(is_nan, nan, hn::Mul(value, scale)), df, y + 16 * b + l);
-    }
   }
 }
 
@@ -675,7 +674,6 @@ HWY_EXPORT(ScaleMul);
 HWY_EXPORT(SiluMul);
 HWY_EXPORT(SigmoidMul);
 HWY_EXPORT(Conv4Silu);
-HWY_EXPORT(Fp8Blocks);
 HWY_EXPORT(GdnHead);
 HWY_EXPORT(ReadStreams);
 HWY_EXPORT(MlxGemvRows4);
@@ -752,9 +750,6 @@ void sigmoid_mul(const float* x, const float* gate, float* y, size_t n) {
 }
 void conv4_silu(const float* u, float* state, const float* w, float* out, size_t begin, size_t end, size_t conv_dim) {
   HWY_DYNAMIC_DISPATCH(Conv4Silu)(u, state, w, out, begin, end, conv_dim);
-}
-void fp8_blocks_to_f32(const uint8_t* codes, const uint16_t* scales, size_t n, float* y) {
-  HWY_DYNAMIC_DISPATCH(Fp8Blocks)(codes, scales, n, y);
 }
 void gdn_head(float* state, const float* q, const float* k, const float* v, float decay, float beta, float* out,
               size_t dk, size_t dv) {

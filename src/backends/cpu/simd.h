@@ -56,14 +56,14 @@ struct KvBlock {
   WeightType type;
   size_t row_stride, n_rows, n_heads, head_dim, group;
   size_t prefetch_rows;
-  // True for rows read from memory (the cache itself): scored one at a time,
-  // in address order. False for a tile already in the caches (fp8, dequantised):
-  // scored several rows per pass, with fewer loads per FMA.
-  bool streamed = true;
-  // Streamed scoring only, null for none: rows of the same stride and type
-  // (the V cache's, a block on) whose row b is prefetched whole as row b is
-  // scored, so that they are asked for in address order.
+  // Scoring only, null for none: rows of the same stride and type (the V
+  // cache's, a block on) whose row b is prefetched whole as row b is scored,
+  // so that they are asked for in address order.
   const void* companion_rows = nullptr;
+  // True for rows in the fp8 KV-cache format (`type` unused): n_heads *
+  // head_dim E4M3 codes, then a BF16 scale per 16 of them; row_stride counts
+  // bytes, and head_dim is a multiple of 16. Decoded in registers as read.
+  bool fp8 = false;
 };
 // scores[j * score_stride + b] = slice(b, j / group) . queries[j], for the
 // n_heads * group query heads; queries are rows of head_dim floats.
@@ -81,9 +81,6 @@ void sigmoid_mul(const float* x, const float* gate, float* y, size_t n);
 // Channels [begin, end) of Gated DeltaNet's width-4 causal conv: out = silu(w . [history
 // rows of state, u]), then the history ([3, conv_dim]) shifted to end with u. w is [C, 4].
 void conv4_silu(const float* u, float* state, const float* w, float* out, size_t begin, size_t end, size_t conv_dim);
-// y[i] = fp8_e4m3_to_f32(codes[i]) * bf16 scales[i / 16], for n a multiple of 16
-// (the fp8 KV-cache row format).
-void fp8_blocks_to_f32(const uint8_t* codes, const uint16_t* scales, size_t n, float* y);
 // One Gated DeltaNet head, state stored as S^T [dv, dk] (see GdnRecurrentArgs).
 void gdn_head(float* state, const float* q, const float* k, const float* v, float decay, float beta, float* out,
               size_t dk, size_t dv);
