@@ -14,6 +14,7 @@
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_math.h"
 #include "host/kv_rows.h"
+#include "qwen35/error.h"
 #include "qwen35/kernels.h"
 
 namespace qwen35 {
@@ -108,6 +109,8 @@ void attend_chunk(const AttentionDecodeArgs& a, uint32_t t_begin, uint32_t t_end
 
 template <typename E>
 void attention_decode(CpuBackend& cpu, const AttentionDecodeArgs& a) {
+  // FP8 slices must start at a scale's first value (the caches ask for this on creation).
+  if constexpr (is_fp8_kv<E>) QWEN35_ASSERT(a.head_dim % kKvFp8Block == 0);
   const uint32_t seq_len = host_ptr<const DecodeStepParams>(a.step)->seq_len;
   const uint32_t threads = cpu.pool().size();
   // Two chunks per thread, so that one slow thread leaves work to the others.
