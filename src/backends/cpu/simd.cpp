@@ -160,11 +160,11 @@ HWY_INLINE hn::Vec<D> fp8_to_f32(D df, const uint8_t* codes, hn::Vec<D> scale_25
   return hn::IfThenElse(hn::Eq(hn::Abs(unscaled), hn::Set(df, 1.875f)), nan, hn::Mul(unscaled, scale_256));
 }
 
-// 256 times the BF16 scale at p (see fp8_to_f32).
-HWY_INLINE float scale_256_at(const uint16_t* p) {
+// The BF16 value at p (fp8 rows keep their scales at any even address).
+HWY_INLINE float bf16_at(const uint16_t* p) {
   uint16_t bits;
   std::memcpy(&bits, p, sizeof(bits));
-  return bf16_to_f32(bits) * 256.0f;
+  return bf16_to_f32(bits);
 }
 
 // One KV head's slice of a cached row as the attention kernels read it:
@@ -185,17 +185,14 @@ struct Fp8Slice {
   const uint16_t* scales;
   VF load(DF df, size_t i) const {
     if constexpr (hn::MaxLanes(DF()) <= 16) {  // within one scale's 16 codes
-      return fp8_to_f32(df, codes + i, hn::Set(df, scale_256_at(scales + i / 16)));
+      return fp8_to_f32(df, codes + i, hn::Set(df, bf16_at(scales + i / 16) * 256.0f));
     } else {  // wider vectors (SVE): a scale per lane
       HWY_ALIGN float values[hn::MaxLanes(DF())];
       for (size_t l = 0; l < hn::Lanes(df); ++l) values[l] = at(i + l);
       return hn::Load(df, values);
     }
   }
-  float at(size_t i) const {
-    const hn::CappedTag<float, 1> d1;
-    return hn::GetLane(fp8_to_f32(d1, codes + i, hn::Set(d1, scale_256_at(scales + i / 16))));
-  }
+  float at(size_t i) const { return fp8_e4m3_to_f32(codes[i]) * bf16_at(scales + i / 16); }
   void prefetch(size_t i, size_t bytes, size_t n) const {
     prefetch_step(codes + i, bytes, n);
     hwy::Prefetch(ahead(scales + i / 16, bytes));
