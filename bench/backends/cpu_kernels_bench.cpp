@@ -121,7 +121,8 @@ void BM_AttentionDecode(benchmark::State& state) {
   DeviceBuffer out(cpu(), n_q * hd * 4), step(cpu(), sizeof(DecodeStepParams));
   const DecodeStepParams params{.position = seq_len - 1, .cache_pos = seq_len - 1, .seq_len = seq_len, .reserved = 0};
   cpu().upload(step.ptr(), &params, sizeof(params), cpu().default_stream());
-  const auto kernel = resolve_kernel<AttentionDecodeArgs>(cpu(), fp8 ? "attention_decode_fp8" : "attention_decode_bf16");
+  const auto kernel =
+      resolve_kernel<AttentionDecodeArgs>(cpu(), fp8 ? "attention_decode_fp8" : "attention_decode_bf16");
   size_t i = 0;
   for (auto _ : state) {
     const size_t c = i++ % copies;

@@ -38,7 +38,7 @@ const std::byte* kv_row(DevicePtr cache, const AttentionDecodeArgs& a, uint32_t 
 // asking for the rows `prefetch` positions on as they go. FP8 rows are decoded
 // in registers as they are read; first dequantised into a float tile per
 // block, they made fp8 attention slower than bf16, which reads twice the bytes
-// (4096 positions from the caches: 640-710 us, now 460-570, bf16 300-360).
+// (4096 positions from the caches: 617-713 us, now 460-570, bf16 300-360).
 template <typename E>
 simd::KvBlock kv_block(DevicePtr cache, const AttentionDecodeArgs& a, uint32_t t0, uint32_t n, uint32_t prefetch) {
   const uint32_t kv_dim = a.n_heads_kv * a.head_dim;
