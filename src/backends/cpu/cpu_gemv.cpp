@@ -5,6 +5,7 @@
 
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_math.h"
+#include "cpu/gemv_scheduler.h"
 #include "host/element_types.h"
 #include "qwen35/dense_weights.h"
 
@@ -29,17 +30,11 @@ template <typename E>
 void gemv_pair(ThreadPool& pool, const GemvPairArgs& a) {
   const float* x = host_ptr<const float>(a.x);
   constexpr simd::WeightType type = cpu::weight_type<E>();
-  // One index space over both matrices, so both are split across all threads.
-  const size_t rows = size_t{a.rows0} + a.rows1;
-  cpu::parallel_gemv_rows(pool, rows, row_bytes<E>(a.cols), [&](size_t begin, size_t end) {
-    if (begin < a.rows0) {
-      simd::gemv_rows(type, host_ptr<const void>(a.w0), x, nullptr, host_ptr<float>(a.y0), begin,
-                      std::min<size_t>(end, a.rows0), a.cols);
-    }
-    if (end > a.rows0) {
-      const size_t b = std::max<size_t>(begin, a.rows0) - a.rows0;
-      simd::gemv_rows(type, host_ptr<const void>(a.w1), x, nullptr, host_ptr<float>(a.y1), b, end - a.rows0, a.cols);
-    }
+  // Both matrices split across all threads.
+  const size_t segments[] = {a.rows0, a.rows1};
+  cpu::parallel_row_passes(pool, segments, 1, row_bytes<E>(a.cols), [&](size_t segment, const cpu::RowPasses& p) {
+    simd::gemv_rows(type, host_ptr<const void>(segment == 0 ? a.w0 : a.w1), x, nullptr,
+                    host_ptr<float>(segment == 0 ? a.y0 : a.y1), p.begin + p.first, p.begin + p.last, a.cols);
   });
 }
 

@@ -22,6 +22,7 @@
 
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_math.h"
+#include "cpu/gemv_scheduler.h"
 #include "cpu/row_bands.h"
 #include "cpu/simd.h"
 #include "qwen35/dense_weights.h"
@@ -182,28 +183,28 @@ void rows_q6_k(const GgufBlockQ6K* const* b, const float* x, size_t blocks, floa
   for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, total[r]));
 }
 
-void RowsQ8_0(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
-  rows_t<GgufBlockQ8_0, 4>(m, base, y, r0, r1, [&](auto rows_n, const GgufBlockQ8_0* const* b, float* out) {
+void RowsQ8_0(const Rows& m, const float* base, float* y, const cpu::RowPasses& p) {
+  rows_t<GgufBlockQ8_0, kFloatRowBands>(m, base, y, p, [&](auto rows_n, const GgufBlockQ8_0* const* b, float* out) {
     rows_q8_0<decltype(rows_n)::value>(b, m.x, m.cols / 32, out);
   });
 }
-void RowsQ4_0(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
-  rows_t<GgufBlockQ4_0, 4>(m, base, y, r0, r1, [&](auto rows_n, const GgufBlockQ4_0* const* b, float* out) {
+void RowsQ4_0(const Rows& m, const float* base, float* y, const cpu::RowPasses& p) {
+  rows_t<GgufBlockQ4_0, kFloatRowBands>(m, base, y, p, [&](auto rows_n, const GgufBlockQ4_0* const* b, float* out) {
     rows_q4_0<decltype(rows_n)::value>(b, m.x, m.cols / 32, out);
   });
 }
-void RowsQ4K(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
-  rows_t<GgufBlockQ4K, 4>(m, base, y, r0, r1, [&](auto rows_n, const GgufBlockQ4K* const* b, float* out) {
+void RowsQ4K(const Rows& m, const float* base, float* y, const cpu::RowPasses& p) {
+  rows_t<GgufBlockQ4K, kFloatRowBands>(m, base, y, p, [&](auto rows_n, const GgufBlockQ4K* const* b, float* out) {
     rows_q4_k<decltype(rows_n)::value>(b, m.x, m.x_sums, m.cols / 256, out);
   });
 }
-void RowsQ5K(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
-  rows_t<GgufBlockQ5K, 4>(m, base, y, r0, r1, [&](auto rows_n, const GgufBlockQ5K* const* b, float* out) {
+void RowsQ5K(const Rows& m, const float* base, float* y, const cpu::RowPasses& p) {
+  rows_t<GgufBlockQ5K, kFloatRowBands>(m, base, y, p, [&](auto rows_n, const GgufBlockQ5K* const* b, float* out) {
     rows_q5_k<decltype(rows_n)::value>(b, m.x, m.x_sums, m.cols / 256, out);
   });
 }
-void RowsQ6K(const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
-  rows_t<GgufBlockQ6K, 4>(m, base, y, r0, r1, [&](auto rows_n, const GgufBlockQ6K* const* b, float* out) {
+void RowsQ6K(const Rows& m, const float* base, float* y, const cpu::RowPasses& p) {
+  rows_t<GgufBlockQ6K, kFloatRowBands>(m, base, y, p, [&](auto rows_n, const GgufBlockQ6K* const* b, float* out) {
     rows_q6_k<decltype(rows_n)::value>(b, m.x, m.cols / 256, out);
   });
 }
@@ -223,15 +224,16 @@ HWY_EXPORT(RowsQ6K);
 
 namespace {
 
-// y[r] = base[r] + W[r, :] . m.x for r in [r0, r1), by the target's kernel for `type`.
-void run_rows(DType type, const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
-  if (m.int8) return run_int8_rows(type, m, base, y, r0, r1);
+// y[r] = base[r] + W[r, :] . m.x for the rows of passes p (in
+// row_bands(type, m.int8) bands), by the target's kernel for `type`.
+void run_rows(DType type, const Rows& m, const float* base, float* y, const cpu::RowPasses& p) {
+  if (m.int8) return run_int8_rows(type, m, base, y, p);
   switch (type) {
-    case DType::kQ8_0: return HWY_DYNAMIC_DISPATCH(RowsQ8_0)(m, base, y, r0, r1);
-    case DType::kQ4_0: return HWY_DYNAMIC_DISPATCH(RowsQ4_0)(m, base, y, r0, r1);
-    case DType::kQ4_K: return HWY_DYNAMIC_DISPATCH(RowsQ4K)(m, base, y, r0, r1);
-    case DType::kQ5_K: return HWY_DYNAMIC_DISPATCH(RowsQ5K)(m, base, y, r0, r1);
-    default: return HWY_DYNAMIC_DISPATCH(RowsQ6K)(m, base, y, r0, r1);
+    case DType::kQ8_0: return HWY_DYNAMIC_DISPATCH(RowsQ8_0)(m, base, y, p);
+    case DType::kQ4_0: return HWY_DYNAMIC_DISPATCH(RowsQ4_0)(m, base, y, p);
+    case DType::kQ4_K: return HWY_DYNAMIC_DISPATCH(RowsQ4K)(m, base, y, p);
+    case DType::kQ5_K: return HWY_DYNAMIC_DISPATCH(RowsQ5K)(m, base, y, p);
+    default: return HWY_DYNAMIC_DISPATCH(RowsQ6K)(m, base, y, p);
   }
 }
 
@@ -279,8 +281,9 @@ void gemv(CpuBackend& cpu, DType type, const GemvArgs& a) {
   const PreparedX x(type, int8, host_ptr<const float>(a.x), a.cols, scratch);
   const Rows m = x.rows(type, a.w, a.cols);
   float* y = host_ptr<float>(a.y);
-  cpu::parallel_gemv_rows(cpu.pool(), a.rows, dtype_bytes(type, a.cols),
-                          [&](size_t begin, size_t end) { run_rows(type, m, nullptr, y, begin, end); });
+  const size_t segments[] = {a.rows};
+  cpu::parallel_row_passes(cpu.pool(), segments, row_bands(type, int8), dtype_bytes(type, a.cols),
+                           [&](size_t, const cpu::RowPasses& p) { run_rows(type, m, nullptr, y, p); });
 }
 
 void gemv_pair(CpuBackend& cpu, DType type, const GemvPairArgs& a) {
@@ -291,12 +294,12 @@ void gemv_pair(CpuBackend& cpu, DType type, const GemvPairArgs& a) {
   const Rows m1 = x.rows(type, a.w1, a.cols);
   float* y0 = host_ptr<float>(a.y0);
   float* y1 = host_ptr<float>(a.y1);
-  // One index space over both matrices, so both are split across all threads.
-  const size_t rows = size_t{a.rows0} + a.rows1;
-  cpu::parallel_gemv_rows(cpu.pool(), rows, dtype_bytes(type, a.cols), [&](size_t begin, size_t end) {
-    if (begin < a.rows0) run_rows(type, m0, nullptr, y0, begin, std::min<size_t>(end, a.rows0));
-    if (end > a.rows0) run_rows(type, m1, nullptr, y1, std::max<size_t>(begin, a.rows0) - a.rows0, end - a.rows0);
-  });
+  // Both matrices split across all threads.
+  const size_t segments[] = {a.rows0, a.rows1};
+  cpu::parallel_row_passes(cpu.pool(), segments, row_bands(type, int8), dtype_bytes(type, a.cols),
+                           [&](size_t segment, const cpu::RowPasses& p) {
+                             run_rows(type, segment == 0 ? m0 : m1, nullptr, segment == 0 ? y0 : y1, p);
+                           });
 }
 
 void gemv_silu_gate(CpuBackend& cpu, DType type, const GemvSiluGateArgs& a) {
@@ -307,8 +310,9 @@ void gemv_silu_gate(CpuBackend& cpu, DType type, const GemvSiluGateArgs& a) {
   const Rows m = x.rows(type, a.w, a.cols);
   const float* residual = a.residual.is_null() ? nullptr : host_ptr<const float>(a.residual);
   float* y = host_ptr<float>(a.y);
-  cpu::parallel_gemv_rows(cpu.pool(), a.rows, dtype_bytes(type, a.cols),
-                          [&](size_t begin, size_t end) { run_rows(type, m, residual, y, begin, end); });
+  const size_t segments[] = {a.rows};
+  cpu::parallel_row_passes(cpu.pool(), segments, row_bands(type, int8), dtype_bytes(type, a.cols),
+                           [&](size_t, const cpu::RowPasses& p) { run_rows(type, m, residual, y, p); });
 }
 
 }  // namespace

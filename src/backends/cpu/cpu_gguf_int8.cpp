@@ -548,45 +548,35 @@ void int8_q6_k(const GgufBlockQ6K* const* b, const cpu::Int8Activations& x, size
   }
 }
 
-// Bands per task: four for the 4-bit types, whose kernels share the most
-// per-block work across rows (Q4_K's scale unpacking, Q4_0's x loads), two for
-// the others, which gain more from fewer read streams. BM_Gemv int8 from DRAM,
-// four bands -> two: Q8_0 25.3 -> 27.5-27.9 GB/s, Q6_K 19.8-21.5 ->
-// 22.0-24.9, Q4_K unchanged at 22; in decode (medians of 3 alternating runs
-// of the 0.8B) Q6_K 34.6 -> 42.3 tok/s, Q8_0 34.4 -> 36.9, but Q4_K 55.7 ->
-// 49.6, so the 4-bit types keep four.
-template <typename Block>
-constexpr size_t kInt8Bands = std::is_same_v<Block, GgufBlockQ4K> || std::is_same_v<Block, GgufBlockQ4_0> ? 4 : 2;
-
-// y[r] = base[r] + row r . x for r in [r0, r1), the rows as kInt8Bands bands.
-template <typename Block, typename Kernel>
-void int8_rows(const Rows& m, const float* base, float* y, size_t r0, size_t r1, Kernel kernel) {
-  rows_t<Block, kInt8Bands<Block>>(m, base, y, r0, r1, [&](auto rows_n, const Block* const* b, float* out) {
+// y[r] = base[r] + row r . x for the rows of passes p, in int8_row_bands bands.
+template <DType kType, typename Block, typename Kernel>
+void int8_rows(const Rows& m, const float* base, float* y, const cpu::RowPasses& p, Kernel kernel) {
+  rows_t<Block, int8_row_bands(kType)>(m, base, y, p, [&](auto rows_n, const Block* const* b, float* out) {
     kernel(rows_n, b, *m.int8, m.row_bytes / sizeof(Block), out);
   });
 }
 
 // The exported kernel, one per target, for every GGUF type.
-void Int8Rows(DType type, const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
+void Int8Rows(DType type, const Rows& m, const float* base, float* y, const cpu::RowPasses& p) {
   const auto k4 = [](auto rows_n, auto b, const auto& x, size_t blocks, float* out) {
     int8_k4<decltype(rows_n)::value>(b, x, blocks, out);
   };
   switch (type) {
     case DType::kQ8_0:
-      return int8_rows<GgufBlockQ8_0>(m, base, y, r0, r1, [](auto rows_n, auto b, const auto& x, size_t blocks,
-                                                             float* out) {
+      return int8_rows<DType::kQ8_0, GgufBlockQ8_0>(m, base, y, p, [](auto rows_n, auto b, const auto& x,
+                                                                         size_t blocks, float* out) {
         int8_q8_0<decltype(rows_n)::value>(b, x, blocks, out);
       });
     case DType::kQ4_0:
-      return int8_rows<GgufBlockQ4_0>(m, base, y, r0, r1, [](auto rows_n, auto b, const auto& x, size_t blocks,
-                                                             float* out) {
+      return int8_rows<DType::kQ4_0, GgufBlockQ4_0>(m, base, y, p, [](auto rows_n, auto b, const auto& x,
+                                                                         size_t blocks, float* out) {
         int8_q4_0<decltype(rows_n)::value>(b, x, blocks, out);
       });
-    case DType::kQ4_K: return int8_rows<GgufBlockQ4K>(m, base, y, r0, r1, k4);
-    case DType::kQ5_K: return int8_rows<GgufBlockQ5K>(m, base, y, r0, r1, k4);
+    case DType::kQ4_K: return int8_rows<DType::kQ4_K, GgufBlockQ4K>(m, base, y, p, k4);
+    case DType::kQ5_K: return int8_rows<DType::kQ5_K, GgufBlockQ5K>(m, base, y, p, k4);
     default:
-      return int8_rows<GgufBlockQ6K>(m, base, y, r0, r1, [](auto rows_n, auto b, const auto& x, size_t blocks,
-                                                            float* out) {
+      return int8_rows<DType::kQ6_K, GgufBlockQ6K>(m, base, y, p, [](auto rows_n, auto b, const auto& x,
+                                                                        size_t blocks, float* out) {
         int8_q6_k<decltype(rows_n)::value>(b, x, blocks, out);
       });
   }
@@ -594,11 +584,11 @@ void Int8Rows(DType type, const Rows& m, const float* base, float* y, size_t r0,
 
 #else  // HWY_TARGET == HWY_SCALAR: the scalar twin.
 
-void Int8Rows(DType type, const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
-  for (size_t r = r0; r < r1; ++r) {
+void Int8Rows(DType type, const Rows& m, const float* base, float* y, const cpu::RowPasses& p) {
+  cpu::for_each_row(p, [&](size_t r) {
     const double dot = cpu::int8_row_dot(type, m.w + r * m.row_bytes, *m.int8, m.cols);
     y[r] = (base ? base[r] : 0.0f) + static_cast<float>(dot);
-  }
+  });
 }
 #endif  // HWY_TARGET != HWY_SCALAR
 
@@ -617,8 +607,8 @@ HWY_EXPORT(Int8Target);
 
 std::string int8_kernel_target() { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(Int8Target)()); }
 
-void run_int8_rows(DType type, const Rows& m, const float* base, float* y, size_t r0, size_t r1) {
-  HWY_DYNAMIC_DISPATCH(Int8Rows)(type, m, base, y, r0, r1);
+void run_int8_rows(DType type, const Rows& m, const float* base, float* y, const cpu::RowPasses& p) {
+  HWY_DYNAMIC_DISPATCH(Int8Rows)(type, m, base, y, p);
 }
 
 }  // namespace qwen35::gguf_cpu

@@ -9,6 +9,7 @@
 
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_math.h"
+#include "cpu/gemv_scheduler.h"
 #include "cpu/mlx_int8.h"
 #include "host/element_types.h"
 #include "qwen35/mlx_affine.h"
@@ -74,12 +75,13 @@ void gemv_pair(CpuBackend& cpu, const MlxGemvPairArgs& a) {
   const simd::MlxRows w1 = rows_of<Bits, E>(a.w1, a.cols, a.group_size);
   float* y0 = host_ptr<float>(a.y0);
   float* y1 = host_ptr<float>(a.y1);
-  // One index space over both matrices, so both are split across all threads.
-  const size_t rows = size_t{a.rows0} + a.rows1;
-  cpu::parallel_gemv_rows(cpu.pool(), rows, size_t{a.cols} * Bits / 8, [&](size_t begin, size_t end) {
-    if (begin < a.rows0) x.rows(w0, nullptr, y0, begin, std::min<size_t>(end, a.rows0));
-    if (end > a.rows0) x.rows(w1, nullptr, y1, std::max<size_t>(begin, a.rows0) - a.rows0, end - a.rows0);
-  });
+  // Both matrices split across all threads.
+  const size_t segments[] = {a.rows0, a.rows1};
+  cpu::parallel_row_passes(cpu.pool(), segments, 1, size_t{a.cols} * Bits / 8,
+                           [&](size_t segment, const cpu::RowPasses& p) {
+                             x.rows(segment == 0 ? w0 : w1, nullptr, segment == 0 ? y0 : y1, p.begin + p.first,
+                                    p.begin + p.last);
+                           });
 }
 
 template <uint32_t Bits, typename E>
@@ -104,7 +106,8 @@ void row_to_f32(const MlxRowToF32Args& a) {
   const auto* biases = host_ptr<const typename E::Storage>(a.w.biases) + size_t{a.row} * groups;
   float* y = host_ptr<float>(a.y);
   for (uint32_t c = 0; c < a.cols; ++c) {
-    y[c] = mlx_dequantize(E::load(scales[c / a.group_size]), mlx_code(codes, c, Bits), E::load(biases[c / a.group_size]));
+    const size_t group = c / a.group_size;
+    y[c] = mlx_dequantize(E::load(scales[group]), mlx_code(codes, c, Bits), E::load(biases[group]));
   }
 }
 

@@ -280,10 +280,10 @@ HWY_INLINE void decode_q6_k(const GgufBlockQ6K& b, uint8_t* out) {
 }
 
 
-// y[r] = base[r] + row r . x for r in [r0, r1), the rows as R bands (row_bands.h).
+// y[r] = base[r] + row r . x for the rows of passes p, in R bands (row_bands.h).
 template <typename Block, size_t R, typename Kernel>
-void rows_t(const Rows& m, const float* base, float* y, size_t r0, size_t r1, Kernel kernel) {
-  cpu::for_row_bands<R>(r0, r1, base, y, [&](auto rows_n, const size_t* index, float* out) {
+void rows_t(const Rows& m, const float* base, float* y, const cpu::RowPasses& p, Kernel kernel) {
+  cpu::for_row_bands<R>(p, base, y, [&](auto rows_n, const size_t* index, float* out) {
     const Block* rows[decltype(rows_n)::value];
     for (size_t k = 0; k < rows_n; ++k) rows[k] = reinterpret_cast<const Block*>(m.w + index[k] * m.row_bytes);
     kernel(rows_n, rows, out);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cpu/int8_activations.h"
+#include "cpu/row_bands.h"
 #include "qwen35/dtype.h"
 
 namespace qwen35::gguf_cpu {
@@ -21,9 +22,22 @@ struct Rows {
   const cpu::Int8Activations* int8 = nullptr;
 };
 
-// y[r] = base[r] (0 if null) + row r . x for r in [r0, r1), by the integer
-// kernels of the target chosen at run time; m.int8 is set.
-void run_int8_rows(DType type, const Rows& m, const float* base, float* y, size_t r0, size_t r1);
+// Bands per task (row_bands.h): the float kernels take four rows at a time.
+// The integer ones take four for the 4-bit types, whose kernels share the most
+// per-block work across rows (Q4_K's scale unpacking, Q4_0's x loads), two for
+// the others, which gain more from fewer read streams. BM_Gemv int8 from
+// DRAM, four bands -> two: Q8_0 25.3 -> 27.5-27.9 GB/s, Q6_K 19.8-21.5 ->
+// 22.0-24.9, Q4_K unchanged at 22; in decode (medians of 3 alternating runs
+// of the 0.8B) Q6_K 34.6 -> 42.3 tok/s, Q8_0 34.4 -> 36.9, but Q4_K 55.7 ->
+// 49.6, so the 4-bit types keep four.
+constexpr size_t kFloatRowBands = 4;
+constexpr size_t int8_row_bands(DType type) { return type == DType::kQ4_K || type == DType::kQ4_0 ? 4 : 2; }
+constexpr size_t row_bands(DType type, bool int8) { return int8 ? int8_row_bands(type) : kFloatRowBands; }
+
+// y[r] = base[r] (0 if null) + row r . x for the rows of passes p, in
+// int8_row_bands(type) bands, by the integer kernels of the target chosen at
+// run time; m.int8 is set.
+void run_int8_rows(DType type, const Rows& m, const float* base, float* y, const cpu::RowPasses& p);
 // The SIMD target run_int8_rows runs now ("AVX3_DL", "AVX2", ...).
 std::string int8_kernel_target();
 

@@ -3,33 +3,64 @@
 // and share per-block work (x's loads, scale unpacking) across the M rows; each
 // band is one long sequential read stream, where adjacent rows (0.5-7 KB each)
 // would be short streams that the hardware prefetcher barely ramps up on. The
-// dense and MLX gemvs, memory-bound, read one row after another instead: a
-// single stream per task, which read 15-25% faster (docs/performance.md).
+// dense and MLX gemvs, memory-bound, read one row after another instead (one
+// band): a single stream per task, which read 15-25% faster (docs/performance.md).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <type_traits>
 
+#include "qwen35/error.h"
+
 namespace qwen35::cpu {
 
-// y[r] = base[r] (0 if base is null) + dot of row r, for r in [row_begin,
-// row_end): dot(std::integral_constant<size_t, K>, const size_t* rows, float*
-// out) computes K rows at once, K = M for the bands and 1 for the rows left over.
+// Passes [first, last) of the rows [begin, end) of one matrix walked as
+// `bands` bands of band = (end - begin) / bands rows: pass j < band reads row
+// begin + k * band + j of every band k, and the (end - begin) % bands rows
+// after the bands are passes band, band + 1, ... of one row each. Threads
+// split a task's passes, not its rows, so each keeps the bands' long read
+// streams (gemv_scheduler.h).
+struct RowPasses {
+  size_t begin, end;
+  size_t bands;
+  size_t first, last;
+};
+
+// How many passes rows [begin, begin + rows) take in `bands` bands.
+constexpr size_t pass_count(size_t rows, size_t bands) { return rows / bands + rows % bands; }
+
+// y[r] = base[r] (0 if base is null) + dot of row r, for the rows of passes p:
+// dot(std::integral_constant<size_t, K>, const size_t* rows, float* out)
+// computes K rows at once, K = M (= p.bands) for the bands and 1 for the rows
+// left over.
 template <size_t M, typename Dot>
-void for_row_bands(size_t row_begin, size_t row_end, const float* base, float* y, const Dot& dot) {
-  const size_t band = (row_end - row_begin) / M;
-  for (size_t j = 0; j < band; ++j) {
+void for_row_bands(const RowPasses& p, const float* base, float* y, const Dot& dot) {
+  QWEN35_ASSERT(p.bands == M);
+  const size_t band = (p.end - p.begin) / M;
+  for (size_t j = p.first; j < std::min(p.last, band); ++j) {
     size_t rows[M];
     float out[M];
-    for (size_t k = 0; k < M; ++k) rows[k] = row_begin + k * band + j;
+    for (size_t k = 0; k < M; ++k) rows[k] = p.begin + k * band + j;
     dot(std::integral_constant<size_t, M>(), rows, out);
     for (size_t k = 0; k < M; ++k) y[rows[k]] = (base ? base[rows[k]] : 0.0f) + out[k];
   }
-  for (size_t r = row_begin + M * band; r < row_end; ++r) {
+  for (size_t j = std::max(p.first, band); j < p.last; ++j) {
+    const size_t r = p.begin + M * band + (j - band);
     float out;
     dot(std::integral_constant<size_t, 1>(), &r, &out);
     y[r] = (base ? base[r] : 0.0f) + out;
   }
+}
+
+// Calls f(row) for every row of passes p, in no particular order (the scalar kernels).
+template <typename F>
+void for_each_row(const RowPasses& p, const F& f) {
+  const size_t band = (p.end - p.begin) / p.bands;
+  for (size_t j = p.first; j < std::min(p.last, band); ++j) {
+    for (size_t k = 0; k < p.bands; ++k) f(p.begin + k * band + j);
+  }
+  for (size_t j = std::max(p.first, band); j < p.last; ++j) f(p.begin + p.bands * band + (j - band));
 }
 
 }  // namespace qwen35::cpu

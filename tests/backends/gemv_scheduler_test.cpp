@@ -1,0 +1,144 @@
+// How the CPU gemvs split their rows: passes walk bands (row_bands.h), and
+// the scheduler (gemv_scheduler.h) hands every row of every matrix to exactly
+// one thread, also when one thread stalls and the others take its work.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "cpu/gemv_scheduler.h"
+#include "cpu/row_bands.h"
+
+namespace qwen35::cpu {
+namespace {
+
+// Runs for_row_bands<M> over passes [first, last) of rows [begin, end),
+// recording each row's visits and checking that a group of M rows is one row
+// of each band, in band order.
+template <size_t M>
+void visit_passes(size_t begin, size_t end, size_t first, size_t last, std::vector<int>& visits) {
+  const size_t band = (end - begin) / M;
+  std::vector<float> y(end, -1.0f);
+  for_row_bands<M>(RowPasses{begin, end, M, first, last}, nullptr, y.data(), [&](auto rows_n, const size_t* rows,
+                                                                                 float* out) {
+    constexpr size_t kRows = decltype(rows_n)::value;
+    for (size_t k = 0; k < kRows; ++k) {
+      if (kRows == M) {
+        EXPECT_EQ(rows[k], rows[0] + k * band);
+      } else {
+        EXPECT_GE(rows[k], begin + M * band);  // the rows left over, one at a time
+      }
+      ++visits[rows[k]];
+      out[k] = static_cast<float>(rows[k]);
+    }
+  });
+  for (size_t r = begin; r < end; ++r) {
+    if (y[r] != -1.0f) {
+      EXPECT_EQ(y[r], static_cast<float>(r));
+    }
+  }
+}
+
+template <size_t M>
+void check_every_split_of_the_passes() {
+  for (size_t rows : {0u, 1u, 3u, 4u, 5u, 9u, 17u, 64u}) {
+    const size_t begin = 7, end = begin + rows, passes = pass_count(rows, M);
+    for (size_t cut = 0; cut <= passes; ++cut) {
+      std::vector<int> visits(end, 0);
+      visit_passes<M>(begin, end, 0, cut, visits);
+      visit_passes<M>(begin, end, cut, passes, visits);
+      for (size_t r = 0; r < end; ++r) ASSERT_EQ(visits[r], r >= begin ? 1 : 0) << "rows=" << rows << " cut=" << cut;
+    }
+  }
+}
+
+TEST(RowBands, PassesSplitAnywhereCoverEveryRowOnce) {
+  check_every_split_of_the_passes<1>();
+  check_every_split_of_the_passes<2>();
+  check_every_split_of_the_passes<4>();
+}
+
+TEST(RowBands, ForEachRowVisitsThePassesRows) {
+  for (size_t bands : {1u, 2u, 4u}) {
+    std::vector<int> visits(30, 0), expected(30, 0);
+    const RowPasses p{3, 30, bands, 2, pass_count(27, bands)};
+    for_each_row(p, [&](size_t r) { ++visits[r]; });
+    switch (bands) {
+      case 1: visit_passes<1>(3, 30, p.first, p.last, expected); break;
+      case 2: visit_passes<2>(3, 30, p.first, p.last, expected); break;
+      default: visit_passes<4>(3, 30, p.first, p.last, expected); break;
+    }
+    EXPECT_EQ(visits, expected) << "bands=" << bands;
+  }
+}
+
+// Every row of every segment once, for each segment given in whole bands'
+// walks (begin, end and bands as the scheduler set them).
+void check_covers(ThreadPool& pool, const std::vector<size_t>& segments, size_t bands, size_t row_bytes) {
+  std::vector<std::vector<std::atomic<int>>> visits;
+  for (size_t rows : segments) visits.emplace_back(rows);
+  parallel_row_passes(pool, segments, bands, row_bytes, [&](size_t segment, const RowPasses& p) {
+    ASSERT_LT(segment, segments.size());
+    ASSERT_EQ(p.bands, bands);
+    ASSERT_LE(p.end, segments[segment]);
+    ASSERT_LT(p.first, p.last);
+    ASSERT_LE(p.last, pass_count(p.end - p.begin, bands));
+    for_each_row(p, [&](size_t r) { visits[segment][r].fetch_add(1); });
+  });
+  for (size_t s = 0; s < segments.size(); ++s) {
+    for (size_t r = 0; r < segments[s]; ++r) {
+      ASSERT_EQ(visits[s][r].load(), 1) << "segment " << s << " of " << segments[s] << " rows, row " << r
+                                        << ", bands " << bands << ", row bytes " << row_bytes;
+    }
+  }
+}
+
+TEST(GemvScheduler, EveryRowOfEveryMatrixOnce) {
+  for (unsigned threads : {1u, 2u, 3u, 4u}) {
+    ThreadPool pool(threads);
+    const std::vector<std::vector<size_t>> launches = {{0},      {1},     {8},          {9},      {100},
+                                                       {1001},   {16, 16}, {0, 37}, {3584, 3584}, {5, 1000}};
+    for (const std::vector<size_t>& segments : launches) {
+      for (size_t bands : {1u, 2u, 4u}) {
+        for (size_t row_bytes : {64u, 4096u, 65536u}) check_covers(pool, segments, bands, row_bytes);
+      }
+    }
+  }
+}
+
+TEST(GemvScheduler, ManyLaunchesInARow) {
+  ThreadPool pool(3);
+  for (int launch = 0; launch < 2000; ++launch) check_covers(pool, {200, 56}, 4, 8192);
+}
+
+// A worker that stalls on its first claim (as when another guest takes its
+// core) leaves the rest of its share to the caller, who steals it half by
+// half instead of waiting.
+TEST(GemvScheduler, AStalledThreadsShareIsTakenOver) {
+  ThreadPool pool(2);
+  const auto caller = std::this_thread::get_id();
+  constexpr size_t kRows = 1000;
+  std::atomic<size_t> rows_by_caller{0};
+  std::atomic<bool> worker_stalled{false};
+  std::vector<std::atomic<int>> visits(kRows);
+  const size_t segments[] = {kRows};
+  // A row of 64 KB: one pass per claim.
+  parallel_row_passes(pool, segments, 1, size_t{64} << 10, [&](size_t, const RowPasses& p) {
+    if (std::this_thread::get_id() == caller) {
+      while (!worker_stalled) std::this_thread::yield();  // the worker holds its first claim
+      rows_by_caller += p.last - p.first;
+    } else if (!worker_stalled.exchange(true)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    for (size_t r = p.begin + p.first; r < p.begin + p.last; ++r) visits[r].fetch_add(1);
+  });
+  for (size_t r = 0; r < kRows; ++r) ASSERT_EQ(visits[r].load(), 1) << r;
+  // Without stealing the caller would stop at its own half (500 rows).
+  EXPECT_GE(rows_by_caller.load(), kRows - 1);
+}
+
+}  // namespace
+}  // namespace qwen35::cpu
