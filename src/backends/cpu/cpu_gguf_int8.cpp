@@ -2,8 +2,8 @@
 // stay integers and meet x's codes in integer dot products, four byte
 // products summed into each int32 lane; only each sub-block's sum is turned
 // into a float and scaled by its weight factor times x's block scale. Rows
-// walk four at a time from four bands, as in the float kernels (cpu_gguf.cpp),
-// whose block helpers they share (gguf_blocks-inl.h).
+// walk in bands, two (Q4_0: four) at a time (gguf_rows.h), as in the float
+// kernels (cpu_gguf.cpp), whose block helpers they share (gguf_blocks-inl.h).
 //
 // The dot product per target is int8_dot-inl.h's (vpdpbusd on AVX-512 VNNI,
 // whose target is compiled for the integer kernels only); the scalar target

@@ -22,16 +22,17 @@ struct Rows {
   const cpu::Int8Activations* int8 = nullptr;
 };
 
-// Bands per task (row_bands.h): the float kernels take four rows at a time.
-// The integer ones take four for the 4-bit types, whose kernels share the most
-// per-block work across rows (Q4_K's scale unpacking, Q4_0's x loads), two for
-// the others, which gain more from fewer read streams. BM_Gemv int8 from
-// DRAM, four bands -> two: Q8_0 25.3 -> 27.5-27.9 GB/s, Q6_K 19.8-21.5 ->
-// 22.0-24.9, Q4_K unchanged at 22; in decode (medians of 3 alternating runs
-// of the 0.8B) Q6_K 34.6 -> 42.3 tok/s, Q8_0 34.4 -> 36.9, but Q4_K 55.7 ->
-// 49.6, so the 4-bit types keep four.
+// Bands per share (row_bands.h). The float kernels take four rows at a time
+// (two: q4_k decode 38.7 -> 31.0-32.0 tok/s). The integer ones take two,
+// which read fewer streams at once, except Q4_0, whose kernel shares the most
+// per-block work across rows (x's loads; one band: q4_0 decode 38.3 -> 37.3,
+// 52.5 -> 35.2). With tasks of 512 KB Q4_K kept four as well, but with whole
+// shares two read faster: q4_k int8 decode, four rounds without steal, 39.5,
+// 45.0, 51.5, 42.5 tok/s with four against 51.2, 51.4, 54.0, 52.1 with two
+// (and 49.8-54.0 with one). Q8_0 and Q6_K: one band no faster (q8_0 38.5 ->
+// 34.1, q6_k 42.7 -> 42.5).
 constexpr size_t kFloatRowBands = 4;
-constexpr size_t int8_row_bands(DType type) { return type == DType::kQ4_K || type == DType::kQ4_0 ? 4 : 2; }
+constexpr size_t int8_row_bands(DType type) { return type == DType::kQ4_0 ? 4 : 2; }
 constexpr size_t row_bands(DType type, bool int8) { return int8 ? int8_row_bands(type) : kFloatRowBands; }
 
 // y[r] = base[r] (0 if null) + row r . x for the rows of passes p, in
