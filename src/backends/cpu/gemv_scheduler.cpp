@@ -11,13 +11,13 @@ namespace qwen35::cpu {
 namespace {
 
 // A claim's weights: small enough that the threads finish close together
-// (about a microsecond of work), large enough that the claims' atomic
+// (a few microseconds of work), large enough that the claims' atomic
 // operations cost nothing measurable.
 constexpr size_t kClaimBytes = size_t{32} << 10;
 
 // The unclaimed passes [front, back) of one share, packed in one word: the
-// owner takes from the front by adding to it, thieves from the back by
-// exchanging the whole word, so the two never hand out the same pass. Front
+// owner takes from the front by adding to it, thieves from the back by a
+// compare-and-exchange of the whole word, so no pass is handed out twice. Front
 // only grows and back only shrinks: a word never repeats.
 struct alignas(64) Share {
   size_t segment = 0, begin = 0, end = 0;
