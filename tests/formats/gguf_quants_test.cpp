@@ -123,7 +123,7 @@ void check_backend(GpuBackend& gpu) {
   for (DType type : kTypes) {
     const uint32_t bs = static_cast<uint32_t>(dtype_block_size(type));
     // 33 rows: four bands of 8 and one row over; 250 rows of 4096 columns: the
-    // CPU splits them into tasks of ~512 KB, so bands also start mid-matrix.
+    // CPU splits them into a share per thread, so bands also start mid-matrix.
     for (uint32_t rows : {1u, 5u, 33u, 250u}) {
       for (uint32_t cols : {bs, 3 * bs, 4096u}) {  // 4096: GPU gemvs split long rows over warps
         if (rows == 250 && cols != 4096) continue;

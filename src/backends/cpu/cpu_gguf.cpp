@@ -1,8 +1,8 @@
 // GGUF block-weight kernels on the CPU (layouts in qwen35/gguf_quants.h):
 // gemv, the gate/up pair and the SwiGLU-down with residual, rows split across
 // the thread pool. Highway (compiled per target, chosen at run time): four rows
-// (from four bands of the task's rows) walk side by side so each load of x
-// serves four; codes are widened
+// (from four bands of a thread's share of the rows; row_bands.h) walk side by
+// side so each load of x serves four; codes are widened
 // u8/i8 -> i32 -> f32 in registers (Q8_0, Q4_0, Q4_K) or first assembled on
 // whole byte vectors into a small per-block buffer (Q5_K, Q6_K), then one
 // accumulator per (sub-)block is scaled once at its end; the K-quant mins use
