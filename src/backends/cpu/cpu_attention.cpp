@@ -28,7 +28,7 @@ template <typename E>
 const std::byte* kv_row(DevicePtr cache, const AttentionDecodeArgs& a, uint32_t t) {
   const uint32_t kv_dim = a.n_heads_kv * a.head_dim;
   if constexpr (is_fp8_kv<E>) {
-    return host_ptr<const std::byte>(cache) + size_t{t} * kv_row_bytes(KvDtype::kFP8, kv_dim);
+    return reinterpret_cast<const std::byte*>(fp8_kv_row(cache, kv_dim, t));
   } else {
     return host_ptr<const std::byte>(cache) + size_t{t} * kv_dim * sizeof(typename E::Storage);
   }

@@ -37,6 +37,11 @@ inline const uint16_t* fp8_kv_scales(const uint8_t* row, uint32_t kv_dim) {
   return reinterpret_cast<const uint16_t*>(row + kv_dim);
 }
 
+// Position t's row of an fp8 cache of kv_dim values per row.
+inline uint8_t* fp8_kv_row(DevicePtr cache, uint32_t kv_dim, uint32_t t) {
+  return host_ptr<uint8_t>(cache) + size_t{t} * kv_row_bytes(KvDtype::kFP8, kv_dim);
+}
+
 // kv_append_<dtype> for host memory (reference and CPU alike): one row written
 // into K and V at step.cache_pos.
 template <typename E>
@@ -45,9 +50,8 @@ void append_kv_rows(const KvAppendArgs& a) {
   const float* k = host_ptr<const float>(a.k);
   const float* v = host_ptr<const float>(a.v);
   if constexpr (is_fp8_kv<E>) {
-    const size_t row_bytes = kv_row_bytes(KvDtype::kFP8, a.kv_dim);
     for (auto [x, cache] : {std::pair{k, a.k_cache}, std::pair{v, a.v_cache}}) {
-      uint8_t* row = host_ptr<uint8_t>(cache) + step.cache_pos * row_bytes;
+      uint8_t* row = fp8_kv_row(cache, a.kv_dim, step.cache_pos);
       quantize_fp8_kv(x, a.kv_dim, row, reinterpret_cast<uint16_t*>(row + a.kv_dim));
     }
   } else {

@@ -65,8 +65,7 @@ void head_norm_rope(const HeadNormRopeArgs& a) {
 template <typename E>
 void load_kv_head(DevicePtr cache, uint32_t kv_dim, uint32_t t, uint32_t first, uint32_t n, float* out) {
   if constexpr (is_fp8_kv<E>) {
-    const size_t row_bytes = kv_row_bytes(KvDtype::kFP8, kv_dim);
-    dequantize_fp8_kv(host_ptr<const uint8_t>(cache) + t * row_bytes, kv_dim, first, n, out);
+    dequantize_fp8_kv(fp8_kv_row(cache, kv_dim, t), kv_dim, first, n, out);
   } else {
     const auto* row = host_ptr<const typename E::Storage>(cache) + size_t{t} * kv_dim + first;
     for (uint32_t i = 0; i < n; ++i) out[i] = E::load(row[i]);
