@@ -141,23 +141,30 @@ BENCHMARK(BM_AttentionDecode)
     ->ArgsProduct({{512, 4096}, {1}, {0, 1}})
     ->UseRealTime();
 
-// One Gated DeltaNet recurrent step of the 0.8B shape (16 heads of 128 x 128).
+// One Gated DeltaNet recurrent step of the 0.8B shape (16 heads of 128 x 128,
+// a 1 MB state). With cached = 0, states in rotation (~256 MB) are read and
+// written from DRAM, as decode's 18 layers' states are between tokens; with
+// cached = 1, one state stays in the caches.
 void BM_GdnRecurrent(benchmark::State& state) {
   const uint32_t nk = 16, nv = 16, dk = 128, dv = 128;
   const size_t state_bytes = size_t{nv} * dk * dv * 4;
+  const size_t copies = state.range(0) ? 1 : (size_t{256} << 20) / state_bytes;
   DeviceBuffer qkv = filled((2 * nk * dk + nv * dv) * 4, 0x3c), decay = filled(nv * 4, 0x3f);
-  DeviceBuffer beta = filled(nv * 4, 0x3e), s = filled(state_bytes, 0x3c), out(cpu(), nv * dv * 4);
+  DeviceBuffer beta = filled(nv * 4, 0x3e), out(cpu(), nv * dv * 4);
+  std::vector<DeviceBuffer> states;
+  for (size_t i = 0; i < copies; ++i) states.push_back(filled(state_bytes, 0x3c));
   const auto kernel = resolve_kernel<GdnRecurrentArgs>(cpu(), "gdn_recurrent");
+  size_t i = 0;
   for (auto _ : state) {
     launch(cpu(), kernel,
-           GdnRecurrentArgs{.qkv = qkv.ptr(), .decay = decay.ptr(), .beta = beta.ptr(), .state = s.ptr(),
-                            .out = out.ptr(), .n_heads_k = nk, .n_heads_v = nv, .head_dim_k = dk, .head_dim_v = dv,
-                            .tiled_value_heads = 0},
+           GdnRecurrentArgs{.qkv = qkv.ptr(), .decay = decay.ptr(), .beta = beta.ptr(),
+                            .state = states[i++ % copies].ptr(), .out = out.ptr(), .n_heads_k = nk, .n_heads_v = nv,
+                            .head_dim_k = dk, .head_dim_v = dv, .tiled_value_heads = 0},
            cpu().default_stream());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * 2 * state_bytes));  // read + write
 }
-BENCHMARK(BM_GdnRecurrent)->UseRealTime();
+BENCHMARK(BM_GdnRecurrent)->ArgNames({"cached"})->Arg(0)->Arg(1)->UseRealTime();
 
 // An activation vector of `cols` values uniform in [-1, 1).
 std::vector<float> random_x(size_t cols) {
