@@ -166,6 +166,35 @@ void BM_GdnRecurrent(benchmark::State& state) {
 }
 BENCHMARK(BM_GdnRecurrent)->ArgNames({"cached"})->Arg(0)->Arg(1)->UseRealTime();
 
+// One Gated DeltaNet conv update + SiLU + L2 norms of the 0.8B shape (6144
+// channels: q and k 16 heads of 128 each, v 2048). With cached = 0, each
+// launch gets its own layer's weights, state and input in rotation (~256 MB)
+// from DRAM, as in decode; with cached = 1, one layer's stay in the caches.
+void BM_ConvSiluL2Norm(benchmark::State& state) {
+  const uint32_t nk = 16, dk = 128, conv_dim = 2 * nk * dk + 16 * 128, kernel = 4;
+  const size_t layer_bytes = size_t{conv_dim} * (kernel + kernel - 1 + 1) * 4;
+  const size_t copies = state.range(0) ? 1 : (size_t{256} << 20) / layer_bytes;
+  std::vector<DeviceBuffer> u, history, w;
+  for (size_t i = 0; i < copies; ++i) {
+    u.push_back(filled(conv_dim * 4, 0x3c));
+    history.push_back(filled(size_t{conv_dim} * (kernel - 1) * 4, 0x3c));
+    w.push_back(filled(size_t{conv_dim} * kernel * 4, 0x3c));
+  }
+  DeviceBuffer out(cpu(), conv_dim * 4);
+  const auto launch_kernel = resolve_kernel<ConvSiluL2NormArgs>(cpu(), "conv_silu_l2norm");
+  size_t i = 0;
+  for (auto _ : state) {
+    const size_t c = i++ % copies;
+    launch(cpu(), launch_kernel,
+           ConvSiluL2NormArgs{.u = u[c].ptr(), .state = history[c].ptr(), .weight = w[c].ptr(), .out = out.ptr(),
+                              .conv_dim = conv_dim, .conv_kernel = kernel, .n_heads_k = nk, .head_dim_k = dk,
+                              .q_scale = 0.088f},
+           cpu().default_stream());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * layer_bytes));  // reads
+}
+BENCHMARK(BM_ConvSiluL2Norm)->ArgNames({"cached"})->Arg(0)->Arg(1)->UseRealTime();
+
 // An activation vector of `cols` values uniform in [-1, 1).
 std::vector<float> random_x(size_t cols) {
   std::mt19937 rng(1);

@@ -225,13 +225,17 @@ TEST_P(Conformance, SigmoidGate) {
   }
 }
 
-// The 0.8B's 16 + 16 + 16 heads of 128 span several CPU tasks of 1024 channels.
+// The 0.8B's 16 + 16 + 16 heads of 128 span several of the CPU's claims of
+// ~32 KB. Value heads of another width leave the values' part a partial
+// number of key heads (the CPU splits the channels in rows of key heads).
 TEST_P(Conformance, ConvSiluL2Norm) {
-  for (const auto& [head_dim, n_k, n_v] : {std::tuple{4u, 2u, 4u}, {16u, 2u, 4u}, {128u, 2u, 4u}, {128u, 16u, 16u}}) {
+  for (const auto& [head_dim, n_k, n_v, head_dim_v] :
+       {std::tuple{4u, 2u, 4u, 4u}, {16u, 2u, 4u, 16u}, {16u, 2u, 3u, 24u}, {128u, 2u, 4u, 128u},
+        {128u, 2u, 3u, 96u}, {128u, 16u, 16u, 128u}}) {
     for (uint32_t kernel : {2u, 4u}) {
-      const uint32_t conv_dim = 2 * n_k * head_dim + n_v * head_dim;
-      SCOPED_TRACE(::testing::Message() << "head_dim=" << head_dim << " heads " << n_k << "/" << n_v
-                                        << " kernel=" << kernel);
+      const uint32_t conv_dim = 2 * n_k * head_dim + n_v * head_dim_v;
+      SCOPED_TRACE(::testing::Message() << "head_dim=" << head_dim << "/" << head_dim_v << " heads " << n_k << "/"
+                                        << n_v << " kernel=" << kernel);
       KernelInputs in;
       in.f32("u", random_floats(conv_dim, seed(head_dim), -3, 3));
       in.f32("state", random_floats(size_t{kernel - 1} * conv_dim, seed(head_dim) + 1, -3, 3));

@@ -21,9 +21,13 @@ void conv_silu_l2norm(ThreadPool& pool, const ConvSiluL2NormArgs& a) {
   float* out = host_ptr<float>(a.out);
   const uint32_t history = a.conv_kernel - 1;
   const uint32_t hd = a.head_dim_k;
-  // Tasks of whole heads, so each task also L2-normalises the q and k heads it convolved.
-  const size_t grain = std::max<size_t>(1, 1024 / hd) * hd;
-  pool.parallel_for(a.conv_dim, grain, [&](size_t begin, size_t end) {
+  // Rows of one key head's width of channels (the last may be short), split
+  // by the gemv scheduler, so that each piece also L2-normalises the q and k
+  // heads it convolved. Tasks of 1024 channels in turn read the layer's
+  // weights and history from DRAM ~17% slower (BM_ConvSiluL2Norm).
+  const size_t row_bytes = size_t{hd} * (a.conv_kernel + history + 1) * sizeof(float);  // weights, history, u
+  cpu::parallel_gemv_rows(pool, (a.conv_dim + hd - 1) / hd, row_bytes, [&](size_t head_begin, size_t head_end) {
+    const size_t begin = head_begin * hd, end = std::min<size_t>(head_end * hd, a.conv_dim);
     if (a.conv_kernel == 4) {  // every Qwen3.5 size: vectorized, SiLU included
       simd::conv4_silu(u, state, w, out, begin, end, a.conv_dim);
     } else {

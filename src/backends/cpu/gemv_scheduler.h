@@ -29,7 +29,7 @@ void parallel_row_passes(ThreadPool& pool, std::span<const size_t> segment_rows,
                          const RowPassesBody& body);
 
 // One matrix read a row at a time (the dense and MLX gemvs, and the Gated
-// DeltaNet state's rows): body(begin, end) computes rows [begin, end).
+// DeltaNet kernels' channels): body(begin, end) computes rows [begin, end).
 template <typename Body>
 void parallel_gemv_rows(ThreadPool& pool, size_t rows, size_t row_bytes, const Body& body) {
   const size_t segments[] = {rows};
