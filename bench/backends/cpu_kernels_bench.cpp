@@ -4,6 +4,7 @@
 // read-bandwidth probe. Matrices exceed the last-level cache where it matters.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -31,6 +32,13 @@ DeviceBuffer filled(size_t bytes, uint8_t value, GpuBackend& gpu = cpu()) {
   return b;
 }
 
+// How many copies of a benchmark's `bytes` of inputs to launch on in rotation:
+// with cached, one, read again and again from the caches; otherwise enough for
+// ~1 GB, far beyond the caches, so that each launch reads from DRAM as in decode.
+size_t rotation_copies(bool cached, size_t bytes) {
+  return cached ? 1 : std::max<size_t>(1, (size_t{1} << 30) / bytes);
+}
+
 // Args: rows, cols, dtype (0 f32, 1 bf16, 2 f16, 3 Q8_0, 4 Q4_K, 5 Q6_K, 6 Q4_0,
 // 7 Q5_K), cached, int8 (GGUF types: x quantized to 8 bits, integer dot products).
 // With cached 0, several matrices in rotation so the working set (~1 GB) is far
@@ -44,7 +52,7 @@ void BM_Gemv(benchmark::State& state) {
   const DType type = kTypes[state.range(2)];
   GpuBackend& gpu = cpu(state.range(4) != 0);
   const size_t matrix_bytes = size_t{rows} * dtype_bytes(type, cols);
-  const size_t copies = state.range(3) ? 1 : std::max<size_t>(1, (size_t{1} << 30) / matrix_bytes);
+  const size_t copies = rotation_copies(state.range(3) != 0, matrix_bytes);
   std::vector<DeviceBuffer> w;
   for (size_t i = 0; i < copies; ++i) w.push_back(filled(matrix_bytes, 0x3c, gpu));
   DeviceBuffer x = filled(cols * 4, 0x3c, gpu), y(gpu, rows * 4);
@@ -78,7 +86,7 @@ void BM_MlxGemv(benchmark::State& state) {
   GpuBackend& gpu = cpu(state.range(4) != 0);
   const size_t code_bytes = size_t{rows} * cols * bits / 8, scale_bytes = size_t{rows} * (cols / kGroup) * 2;
   const size_t matrix_bytes = code_bytes + 2 * scale_bytes;
-  const size_t copies = state.range(3) ? 1 : std::max<size_t>(1, (size_t{1} << 30) / matrix_bytes);
+  const size_t copies = rotation_copies(state.range(3) != 0, matrix_bytes);
   std::vector<DeviceBuffer> w;
   for (size_t i = 0; i < copies; ++i) w.push_back(filled(matrix_bytes, 0x3c, gpu));
   DeviceBuffer x = filled(cols * 4, 0x3c, gpu), y(gpu, rows * 4);
@@ -111,7 +119,7 @@ void BM_AttentionDecode(benchmark::State& state) {
   const bool fp8 = state.range(2) != 0;
   const uint32_t n_q = 8, n_kv = 2, hd = 256;
   const size_t cache_bytes = size_t{seq_len} * kv_row_bytes(fp8 ? KvDtype::kFP8 : KvDtype::kBF16, n_kv * hd);
-  const size_t copies = state.range(1) ? 1 : std::max<size_t>(1, (size_t{1} << 30) / (2 * cache_bytes));
+  const size_t copies = rotation_copies(state.range(1) != 0, 2 * cache_bytes);
   std::vector<DeviceBuffer> k, v;
   for (size_t i = 0; i < copies; ++i) {
     k.push_back(filled(cache_bytes, 0x3c));
@@ -142,13 +150,13 @@ BENCHMARK(BM_AttentionDecode)
     ->UseRealTime();
 
 // One Gated DeltaNet recurrent step of the 0.8B shape (16 heads of 128 x 128,
-// a 1 MB state). With cached = 0, states in rotation (~256 MB) are read and
+// a 1 MB state). With cached = 0, states in rotation (~1 GB) are read and
 // written from DRAM, as decode's 18 layers' states are between tokens; with
 // cached = 1, one state stays in the caches.
 void BM_GdnRecurrent(benchmark::State& state) {
   const uint32_t nk = 16, nv = 16, dk = 128, dv = 128;
   const size_t state_bytes = size_t{nv} * dk * dv * 4;
-  const size_t copies = state.range(0) ? 1 : (size_t{256} << 20) / state_bytes;
+  const size_t copies = rotation_copies(state.range(0) != 0, state_bytes);
   DeviceBuffer qkv = filled((2 * nk * dk + nv * dv) * 4, 0x3c), decay = filled(nv * 4, 0x3f);
   DeviceBuffer beta = filled(nv * 4, 0x3e), out(cpu(), nv * dv * 4);
   std::vector<DeviceBuffer> states;
@@ -168,12 +176,12 @@ BENCHMARK(BM_GdnRecurrent)->ArgNames({"cached"})->Arg(0)->Arg(1)->UseRealTime();
 
 // One Gated DeltaNet conv update + SiLU + L2 norms of the 0.8B shape (6144
 // channels: q and k 16 heads of 128 each, v 2048). With cached = 0, each
-// launch gets its own layer's weights, state and input in rotation (~256 MB)
+// launch gets its own layer's weights, state and input in rotation (~1 GB)
 // from DRAM, as in decode; with cached = 1, one layer's stay in the caches.
 void BM_ConvSiluL2Norm(benchmark::State& state) {
   const uint32_t nk = 16, dk = 128, conv_dim = 2 * nk * dk + 16 * 128, kernel = 4;
   const size_t layer_bytes = size_t{conv_dim} * (kernel + kernel - 1 + 1) * 4;
-  const size_t copies = state.range(0) ? 1 : (size_t{256} << 20) / layer_bytes;
+  const size_t copies = rotation_copies(state.range(0) != 0, layer_bytes);
   std::vector<DeviceBuffer> u, history, w;
   for (size_t i = 0; i < copies; ++i) {
     u.push_back(filled(conv_dim * 4, 0x3c));
