@@ -22,17 +22,18 @@ template <size_t M>
 void visit_passes(size_t begin, size_t end, size_t first, size_t last, std::vector<int>& visits) {
   const size_t band = (end - begin) / M;
   std::vector<float> y(end, -1.0f);
-  for_row_bands<M>(RowPasses{begin, end, M, first, last}, nullptr, y.data(), [&](auto rows_n, const size_t* rows,
-                                                                                 float* out) {
+  for_row_bands<M>(RowPasses{begin, end, M, first, last}, nullptr, y.data(), [&](auto rows_n, size_t row0,
+                                                                                 size_t stride, float* out) {
     constexpr size_t kRows = decltype(rows_n)::value;
+    if (kRows == M) {
+      EXPECT_EQ(stride, band);
+    } else {
+      EXPECT_GE(row0, begin + M * band);  // the rows left over, one at a time
+    }
     for (size_t k = 0; k < kRows; ++k) {
-      if (kRows == M) {
-        EXPECT_EQ(rows[k], rows[0] + k * band);
-      } else {
-        EXPECT_GE(rows[k], begin + M * band);  // the rows left over, one at a time
-      }
-      ++visits[rows[k]];
-      out[k] = static_cast<float>(rows[k]);
+      const size_t row = row0 + k * stride;
+      ++visits[row];
+      out[k] = static_cast<float>(row);
     }
   });
   for (size_t r = begin; r < end; ++r) {

@@ -283,9 +283,10 @@ HWY_INLINE void decode_q6_k(const GgufBlockQ6K& b, uint8_t* out) {
 // y[r] = base[r] + row r . x for the rows of passes p, in R bands (row_bands.h).
 template <typename Block, size_t R, typename Kernel>
 void rows_t(const Rows& m, const float* base, float* y, const cpu::RowPasses& p, Kernel kernel) {
-  cpu::for_row_bands<R>(p, base, y, [&](auto rows_n, const size_t* index, float* out) {
+  cpu::for_row_bands<R>(p, base, y, [&](auto rows_n, size_t first, size_t stride, float* out) {
     const Block* rows[decltype(rows_n)::value];
-    for (size_t k = 0; k < rows_n; ++k) rows[k] = reinterpret_cast<const Block*>(m.w + index[k] * m.row_bytes);
+    const std::byte* first_row = m.w + first * m.row_bytes;
+    for (size_t k = 0; k < rows_n; ++k) rows[k] = reinterpret_cast<const Block*>(first_row + k * stride * m.row_bytes);
     kernel(rows_n, rows, out);
   });
 }
