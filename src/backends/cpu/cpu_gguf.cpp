@@ -54,7 +54,7 @@ void rows_q8_0(const GgufBlockQ8_0* const* b, const float* x, size_t blocks, flo
     block_scales<R>(b, i, d);
     for (size_t r = 0; r < R; ++r) total[r] = hn::MulAdd(acc[r], hn::Set(df, d[r]), total[r]);
   }
-  for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, total[r]));
+  lane_sums<R>(df, total, out);
 }
 
 template <size_t R>
@@ -81,7 +81,7 @@ void rows_q4_0(const GgufBlockQ4_0* const* b, const float* x, size_t blocks, flo
     block_scales<R>(b, i, d);
     for (size_t r = 0; r < R; ++r) total[r] = hn::MulAdd(acc[r], hn::Set(df, d[r]), total[r]);
   }
-  for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, total[r]));
+  lane_sums<R>(df, total, out);
 }
 
 template <size_t R>
@@ -114,7 +114,7 @@ void rows_q4_k(const GgufBlockQ4K* const* b, const float* x, const float* x_sums
       }
     }
   }
-  for (size_t r = 0; r < R; ++r) out[r] = k4_result(total[r], mins[r]);
+  k4_results<R>(total, mins, out);
 }
 
 // Q5_K in two steps per block: the 256 five-bit codes assembled on whole byte
@@ -146,7 +146,7 @@ void rows_q5_k(const GgufBlockQ5K* const* b, const float* x, const float* x_sums
       for (size_t r = 0; r < R; ++r) total[r] = hn::MulAdd(acc[r], hn::Set(df, scale[r][j]), total[r]);
     }
   }
-  for (size_t r = 0; r < R; ++r) out[r] = k4_result(total[r], mins[r]);
+  k4_results<R>(total, mins, out);
 }
 
 template <size_t R>
@@ -180,7 +180,7 @@ void rows_q6_k(const GgufBlockQ6K* const* b, const float* x, size_t blocks, floa
       for (size_t r = 0; r < R; ++r) total[r] = hn::MulAdd(acc[r], hn::Set(df, scale[r][g]), total[r]);
     }
   }
-  for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, total[r]));
+  lane_sums<R>(df, total, out);
 }
 
 void RowsQ8_0(const Rows& m, const float* base, float* y, const cpu::RowPasses& p) {

@@ -87,7 +87,7 @@ void int8_q8_0_blocks(const GgufBlockQ8_0* const* b, const cpu::Int8Activations&
       total[r] = hn::MulAdd(hn::ConvertTo(df, acc[r]), hn::Set(df, d[r] * x.scale[i]), total[r]);
     }
   }
-  for (size_t r = 0; r < R; ++r) out[r] = hn::GetLane(hn::SumOfLanes(df, total[r]));
+  lane_sums<R>(df, total, out);
 }
 
 // On VNNI the high nibbles stay in place, 16 q (vpdpbusd has no int16 step
@@ -126,6 +126,19 @@ HWY_INLINE __m512 row_pair_factors(__m512 factors, size_t r) {
   return _mm512_permutexvar_ps(_mm512_setr_epi32(lo, lo, lo, lo, lo, lo, lo, lo, hi, hi, hi, hi, hi, hi, hi, hi),
                                factors);
 }
+
+// out[r] = the sum of total[r]'s lanes plus last[r], the blocks past the last
+// pair that last_blocks(last) adds to zeroed sums.
+template <size_t R, typename LastBlocks>
+HWY_INLINE void sum_with_last_blocks(const __m512* total, const LastBlocks& last_blocks, float* out) {
+  float last[R];
+  for (size_t r = 0; r < R; ++r) last[r] = 0;
+  last_blocks(last);
+  hn::Vec<DF> totals[R];
+  for (size_t r = 0; r < R; ++r) totals[r] = hn::Vec<DF>{total[r]};
+  lane_sums<R>(DF(), totals, out);
+  for (size_t r = 0; r < R; ++r) out[r] += last[r];
+}
 #endif
 
 #if HWY_TARGET == HWY_AVX3_DL
@@ -154,10 +167,9 @@ void int8_q8_0(const GgufBlockQ8_0* const* b, const cpu::Int8Activations& x, siz
       total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), row_pair_factors(factors, r), total[r]);
     }
   }
-  float last[R];
-  for (size_t r = 0; r < R; ++r) last[r] = 0;
-  if (i < blocks) int8_q8_0_blocks<R>(b, x, i, blocks, last);
-  for (size_t r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(total[r]) + last[r];
+  sum_with_last_blocks<R>(total, [&](float* last) {
+    if (i < blocks) int8_q8_0_blocks<R>(b, x, i, blocks, last);
+  }, out);
 }
 #else
 template <size_t R>
@@ -260,10 +272,9 @@ void int8_q4_0(const GgufBlockQ4_0* const* b, const cpu::Int8Activations& x, siz
       total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums.raw), factor, total[r]);
     }
   }
-  float last[R];
-  for (size_t r = 0; r < R; ++r) last[r] = 0;
-  if (i < blocks) int8_q4_0_blocks<R>(b, x, i, blocks, last);
-  for (size_t r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(total[r]) + last[r];
+  sum_with_last_blocks<R>(total, [&](float* last) {
+    if (i < blocks) int8_q4_0_blocks<R>(b, x, i, blocks, last);
+  }, out);
 }
 #else
 template <size_t R>
@@ -370,7 +381,7 @@ HWY_INLINE hn::Vec<DW> k4_lane_codes(__m512i qs_low, __m512i qs_high, __m512i qh
 }
 
 template <size_t R, typename Block>
-void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
+HWY_INLINE void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
   const DWS ds;
   const DWQ dq;
   __m512 total[R];
@@ -401,13 +412,15 @@ void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks
       total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc.raw), factor, total[r]);
     }
   }
-  for (size_t r = 0; r < R; ++r) out[r] = k4_result(hn::Vec<DF>{total[r]}, mins[r]);
+  hn::Vec<DF> totals[R];
+  for (size_t r = 0; r < R; ++r) totals[r] = hn::Vec<DF>{total[r]};
+  k4_results<R>(totals, mins, out);
 }
 #else
 // Elsewhere vectors of up to 32 consecutive codes: Q4_K's straight from its
 // nibbles, Q5_K's assembled per block into a buffer.
 template <size_t R, typename Block>
-void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
+HWY_INLINE void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
   constexpr bool kFiveBits = std::is_same_v<Block, GgufBlockQ5K>;
   const DW db;
   const DWS ds;
@@ -449,7 +462,7 @@ void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks
       }
     }
   }
-  for (size_t r = 0; r < R; ++r) out[r] = k4_result(total[r], mins[r]);
+  k4_results<R>(total, mins, out);
 }
 #endif
 
@@ -543,9 +556,8 @@ void int8_q6_k(const GgufBlockQ6K* const* b, const cpu::Int8Activations& x, size
       }
     }
   }
-  for (size_t r = 0; r < R; ++r) {
-    out[r] = hn::GetLane(hn::SumOfLanes(df, total[r])) - 32 * hn::GetLane(hn::SumOfLanes(df16, offsets[r]));
-  }
+  for (size_t r = 0; r < R; ++r) total[r] = hn::MulAdd(hn::Set(df, -32.0f), offsets[r], total[r]);
+  lane_sums<R>(df, total, out);
 }
 
 // y[r] = base[r] + row r . x for the rows of passes p, in int8_row_bands bands.
