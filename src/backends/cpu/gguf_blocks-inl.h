@@ -68,8 +68,8 @@ HWY_INLINE void block_scales(const Block* const* b, size_t i, float* out) {
 // Each block also prefetches the same block of a later row of its band (see
 // rows_t), kRowsAhead rows on, as the dense gemv does: the DRAM-bound Q8_0 gemv
 // read at 11 GB/s without prefetching, against 26 GB/s with its matrix in
-// cache. The integer kernels, about twice as fast per row, look two rows ahead
-// (Q4_K from DRAM 14.7-17.3 -> 17.3-19.9 GB/s; the float ones gain nothing). The
+// cache. The integer kernels, about twice as fast per row, look further ahead
+// (cpu_gguf_int8.cpp's prefetch_ahead; the float ones gain nothing). The
 // address may lie past the matrix (the last rows): a prefetch never faults.
 template <size_t R, typename Block, size_t kRowsAhead = 1>
 HWY_INLINE void prefetch_next_rows(const Block* const* b, size_t blocks, size_t i) {
