@@ -212,10 +212,10 @@ HWY_INLINE hn::Vec<DF> k4_result_lanes(hn::Vec<DF> total, hn::Vec<DF> mins) { re
 
 // out[r] = the sum of v[r]'s lanes for r < R <= 4. With 16 lanes the rows
 // share one tree of shuffles, 14 operations for four rows where each row
-// alone took 9 (Highway's SumOfLanes, which also broadcasts the sum): with
-// it the final sums of a short row (1024 columns, 4 blocks) took about a
-// third of the integer Q4_K kernel's time, and the float Q8_0 and Q4_0
-// kernels ran 1.4-1.5x slower.
+// alone takes about 8 (SumOfLanes: _mm512_reduce_add_ps). A short row's
+// final sums (1024 columns: 4 blocks) are a large part of a kernel call: with
+// a reduction per row the integer Q4_K kernel took 10-15% longer and the
+// float Q8_0 and Q4_0 ones 1.4-1.5x (docs/performance.md, fifteenth session).
 template <size_t R, class D>
 HWY_INLINE void lane_sums(D d, const hn::Vec<D>* v, float* out) {
   static_assert(R >= 1 && R <= 4);
