@@ -149,7 +149,7 @@ HWY_INLINE void sum_with_last_blocks(const __m512* total, const LastBlocks& last
 // go in as w + 128 (w ^ 0x80) and each int32 lane starts from -128 times the
 // sum of its four x codes, computed once per pair of blocks for all rows.
 template <size_t R>
-void int8_q8_0(const GgufBlockQ8_0* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
+HWY_INLINE void int8_q8_0(const GgufBlockQ8_0* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
   const __m512i high_bit = _mm512_set1_epi8(static_cast<char>(0x80));
   __m512 total[R];
   for (size_t r = 0; r < R; ++r) total[r] = _mm512_setzero_ps();
@@ -176,7 +176,7 @@ void int8_q8_0(const GgufBlockQ8_0* const* b, const cpu::Int8Activations& x, siz
 }
 #else
 template <size_t R>
-void int8_q8_0(const GgufBlockQ8_0* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
+HWY_INLINE void int8_q8_0(const GgufBlockQ8_0* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
   int8_q8_0_blocks<R>(b, x, 0, blocks, out);
 }
 #endif
@@ -225,7 +225,7 @@ void int8_q4_0_blocks(const GgufBlockQ4_0* const* b, const cpu::Int8Activations&
 // the 64 codes lie in x's order. The offset -8 starts each int32 lane at -8
 // (-128 for a high nibble times 16) times the sum of its four x codes.
 template <size_t R>
-void int8_q4_0(const GgufBlockQ4_0* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
+HWY_INLINE void int8_q4_0(const GgufBlockQ4_0* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
   const hn::Full512<uint8_t> d8;
   const hn::Full512<int8_t> ds;
   const hn::Full512<int32_t> dq;
@@ -281,7 +281,7 @@ void int8_q4_0(const GgufBlockQ4_0* const* b, const cpu::Int8Activations& x, siz
 }
 #else
 template <size_t R>
-void int8_q4_0(const GgufBlockQ4_0* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
+HWY_INLINE void int8_q4_0(const GgufBlockQ4_0* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
   int8_q4_0_blocks<R>(b, x, 0, blocks, out);
 }
 #endif
@@ -519,7 +519,7 @@ HWY_INLINE hn::Vec<DW> q6_k_codes(const GgufBlockQ6K&, size_t) { return hn::Zero
 // Q6_K: the codes q (0..63) assembled per block (or, on AVX-512, per vector
 // from ql and qh); the offset -32 goes through x's code sums per group of 16.
 template <size_t R>
-void int8_q6_k(const GgufBlockQ6K* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
+HWY_INLINE void int8_q6_k(const GgufBlockQ6K* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
   const DW db;
   const DWS ds;
   const DWQ dq;
