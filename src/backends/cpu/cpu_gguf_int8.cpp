@@ -129,19 +129,6 @@ HWY_INLINE __m512 row_pair_factors(__m512 factors, size_t r) {
   return _mm512_permutexvar_ps(_mm512_setr_epi32(lo, lo, lo, lo, lo, lo, lo, lo, hi, hi, hi, hi, hi, hi, hi, hi),
                                factors);
 }
-
-// out[r] = the sum of total[r]'s lanes plus last[r], the blocks past the last
-// pair that last_blocks(last) adds to zeroed sums.
-template <size_t R, typename LastBlocks>
-HWY_INLINE void sum_with_last_blocks(const __m512* total, const LastBlocks& last_blocks, float* out) {
-  float last[R];
-  for (size_t r = 0; r < R; ++r) last[r] = 0;
-  last_blocks(last);
-  hn::Vec<DF> totals[R];
-  for (size_t r = 0; r < R; ++r) totals[r] = hn::Vec<DF>{total[r]};
-  lane_sums<R>(DF(), totals, out);
-  for (size_t r = 0; r < R; ++r) out[r] += last[r];
-}
 #endif
 
 #if HWY_TARGET == HWY_AVX3_DL
@@ -151,8 +138,8 @@ HWY_INLINE void sum_with_last_blocks(const __m512* total, const LastBlocks& last
 template <size_t R>
 HWY_INLINE void int8_q8_0(const GgufBlockQ8_0* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
   const __m512i high_bit = _mm512_set1_epi8(static_cast<char>(0x80));
-  __m512 total[R];
-  for (size_t r = 0; r < R; ++r) total[r] = _mm512_setzero_ps();
+  hn::Vec<DF> total[R];
+  for (size_t r = 0; r < R; ++r) total[r] = hn::Zero(DF());
   size_t i = 0;
   for (; i + 2 <= blocks; i += 2) {
     prefetch_ahead<R>(b, blocks, i);  // block i + 1 shares its line or the next pair's prefetch
@@ -167,12 +154,13 @@ HWY_INLINE void int8_q8_0(const GgufBlockQ8_0* const* b, const cpu::Int8Activati
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[r][i + 1].qs)), 1);
       __m512i acc = minus_sums;
       asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(_mm512_xor_si512(pair, high_bit)), "v"(xv));
-      total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), row_pair_factors(factors, r), total[r]);
+      total[r].raw = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), row_pair_factors(factors, r), total[r].raw);
     }
   }
-  sum_with_last_blocks<R>(total, [&](float* last) {
-    if (i < blocks) int8_q8_0_blocks<R>(b, x, i, blocks, last);
-  }, out);
+  float last[R] = {};
+  if (i < blocks) int8_q8_0_blocks<R>(b, x, i, blocks, last);
+  lane_sums<R>(DF(), total, out);
+  for (size_t r = 0; r < R; ++r) out[r] += last[r];
 }
 #else
 template <size_t R>
@@ -235,8 +223,8 @@ HWY_INLINE void int8_q4_0(const GgufBlockQ4_0* const* b, const cpu::Int8Activati
   const __m512i nibble_masks = _mm512_setr_epi64(0x0F0F0F0F0F0F0F0F, 0x0F0F0F0F0F0F0F0F, -0x0F0F0F0F0F0F0F10,
                                                  -0x0F0F0F0F0F0F0F10, 0x0F0F0F0F0F0F0F0F, 0x0F0F0F0F0F0F0F0F,
                                                  -0x0F0F0F0F0F0F0F10, -0x0F0F0F0F0F0F0F10);  // 0x0F.., 0xF0..
-  __m512 total[R];
-  for (size_t r = 0; r < R; ++r) total[r] = _mm512_setzero_ps();
+  hn::Vec<DF> total[R];
+  for (size_t r = 0; r < R; ++r) total[r] = hn::Zero(DF());
   size_t i = 0;
   for (; i + 2 <= blocks; i += 2) {
     prefetch_ahead<R>(b, blocks, i);  // block i + 1 shares its line or the next pair's prefetch
@@ -272,12 +260,13 @@ HWY_INLINE void int8_q4_0(const GgufBlockQ4_0* const* b, const cpu::Int8Activati
         factor = row_pair_factors(factors, r);
       }
       const auto sums = dot4(minus_sums, codes, xv);
-      total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums.raw), factor, total[r]);
+      total[r].raw = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sums.raw), factor, total[r].raw);
     }
   }
-  sum_with_last_blocks<R>(total, [&](float* last) {
-    if (i < blocks) int8_q4_0_blocks<R>(b, x, i, blocks, last);
-  }, out);
+  float last[R] = {};
+  if (i < blocks) int8_q4_0_blocks<R>(b, x, i, blocks, last);
+  lane_sums<R>(DF(), total, out);
+  for (size_t r = 0; r < R; ++r) out[r] += last[r];
 }
 #else
 template <size_t R>
@@ -387,10 +376,9 @@ template <size_t R, typename Block>
 HWY_INLINE void int8_k4(const Block* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
   const DWS ds;
   const DWQ dq;
-  __m512 total[R];
-  hn::Vec<DF> mins[R];
+  hn::Vec<DF> total[R], mins[R];
   for (size_t r = 0; r < R; ++r) {
-    total[r] = _mm512_setzero_ps();
+    total[r] = hn::Zero(DF());
     mins[r] = hn::Zero(DF());
   }
   for (size_t i = 0; i < blocks; ++i) {
@@ -412,12 +400,10 @@ HWY_INLINE void int8_k4(const Block* const* b, const cpu::Int8Activations& x, si
       acc = dot4(acc, k4_lane_codes<2, Block>(qs_low, qs_high, qh), x2);
       acc = dot4(acc, k4_lane_codes<3, Block>(qs_low, qs_high, qh), x3);
       const __m512 factor = _mm512_shuffle_f32x4(factors[r].raw, factors[r].raw, 0x44);  // lanes 0..7 twice
-      total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc.raw), factor, total[r]);
+      total[r].raw = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc.raw), factor, total[r].raw);
     }
   }
-  hn::Vec<DF> totals[R];
-  for (size_t r = 0; r < R; ++r) totals[r] = hn::Vec<DF>{total[r]};
-  k4_results<R>(totals, mins, out);
+  k4_results<R>(total, mins, out);
 }
 #else
 // Elsewhere vectors of up to 32 consecutive codes: Q4_K's straight from its
