@@ -117,24 +117,32 @@ TEST(GemvScheduler, ManyLaunchesInARow) {
 
 // A worker that stalls on its first claim (as when another guest takes its
 // core) leaves the rest of its share to the caller, who steals it half by
-// half instead of waiting.
+// half instead of waiting. The worker stays stalled until every other row is
+// done, so the test does not depend on how fast either thread runs; the time
+// limit only turns a scheduler that never steals into a failure, not a hang.
 TEST(GemvScheduler, AStalledThreadsShareIsTakenOver) {
   ThreadPool pool(2);
   const auto caller = std::this_thread::get_id();
   constexpr size_t kRows = 1000;
   std::atomic<size_t> rows_by_caller{0};
+  std::atomic<size_t> rows_done{0};
   std::atomic<bool> worker_stalled{false};
   std::vector<std::atomic<int>> visits(kRows);
   const size_t segments[] = {kRows};
   // A row of 64 KB: one pass per claim.
   parallel_row_passes(pool, segments, 1, size_t{64} << 10, [&](size_t, const RowPasses& p) {
+    const size_t rows = p.last - p.first;
     if (std::this_thread::get_id() == caller) {
       while (!worker_stalled) std::this_thread::yield();  // the worker holds its first claim
-      rows_by_caller += p.last - p.first;
+      rows_by_caller += rows;
     } else if (!worker_stalled.exchange(true)) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (rows_done.load() < kRows - rows && std::chrono::steady_clock::now() < limit) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
     }
     for (size_t r = p.begin + p.first; r < p.begin + p.last; ++r) visits[r].fetch_add(1);
+    rows_done += rows;
   });
   for (size_t r = 0; r < kRows; ++r) ASSERT_EQ(visits[r].load(), 1) << r;
   // Without stealing the caller would stop at its own half (500 rows).
