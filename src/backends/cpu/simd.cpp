@@ -218,6 +218,16 @@ struct Fp8Rows {
   size_t row_bytes() const { return stride; }
 };
 
+// s[j] += the elements [i, count) of row . queries[j] (count not a whole
+// number of vectors). Out of line: inlined, its address arithmetic for all M
+// queries was set up on every row whether or not it ran.
+template <size_t M, typename Slice>
+HWY_NOINLINE void add_tail(const Slice& row, const float* qs, size_t stride, size_t i, size_t count, float* s) {
+  for (size_t j = 0; j < M; ++j) {
+    for (size_t t = i; t < count; ++t) s[j] += row.at(t) * qs[j * stride + t];
+  }
+}
+
 // out[j * out_stride] = row . queries[j] for M queries and a row of `count`
 // elements, prefetching `prefetch_bytes` on as it goes (nothing when 0). Two
 // sets of accumulators (even and odd steps) keep 2M FMA chains in flight.
@@ -256,10 +266,8 @@ HWY_INLINE void dot_row(const Slice& row, size_t prefetch_bytes, const float* qs
   } else {
     for (size_t j = 0; j < M; ++j) s[j] = sum(df, acc[j]);
   }
-  for (size_t j = 0; j < M; ++j) {
-    for (size_t t = i; t < count; ++t) s[j] += row.at(t) * qs[j * stride + t];
-    out[j * out_stride] = s[j];
-  }
+  if (HWY_UNLIKELY(i < count)) add_tail<M>(row, qs, stride, i, count, s);
+  for (size_t j = 0; j < M; ++j) out[j * out_stride] = s[j];
 }
 
 // Vectors of columns per value pass: each row's M weights, broadcast once,
