@@ -1,16 +1,20 @@
 // The CPU backend's own pieces outside the kernels: its launch scratch, the
-// choice of SIMD target (BackendOptions::simd_target), and its profile's
-// waits for the pool's threads.
+// choice of SIMD target (BackendOptions::simd_target), its profile's waits
+// for the pool's threads, and attention's split across them.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstring>
+#include <vector>
 
 #include "cpu/cpu_backend.h"
 #include "cpu/simd.h"
 #include "qwen35/dense_weights.h"
 #include "qwen35/error.h"
+#include "qwen35/kernels.h"
+#include "support/test_support.h"
 
 namespace qwen35 {
 namespace {
@@ -50,6 +54,43 @@ TEST(CpuBackend, ProfileCountsTheWaitForThePoolsThreads) {
   EXPECT_LE(profile[0].wait_seconds, profile[0].seconds);
   cpu.set_profiling(true);  // enabling again starts from zero
   EXPECT_TRUE(cpu.profile().empty());
+}
+
+// Decode attention's pieces of positions go to whichever thread takes them
+// first, and are merged in order: a launch gives the same bits every time,
+// however the threads happened to split it (here 32 pieces over 3 threads).
+TEST(CpuBackend, AttentionGivesTheSameBitsHoweverTheThreadsSplitIt) {
+  CpuBackend cpu(BackendOptions{.threads = 3});
+  using testing::random_floats;
+  constexpr uint32_t kSeqLen = 3001, kHeadsQ = 8, kHeadsKv = 2, kHeadDim = 64;
+  const auto buffer = [&](const std::vector<float>& values) {
+    DeviceBuffer b(cpu, values.size() * sizeof(float));
+    cpu.upload(b.ptr(), values.data(), values.size() * sizeof(float), cpu.default_stream());
+    return b;
+  };
+  const size_t cache_floats = size_t{kSeqLen} * kHeadsKv * kHeadDim;
+  const DeviceBuffer q = buffer(random_floats(kHeadsQ * kHeadDim, 1, -2, 2));
+  const DeviceBuffer k = buffer(random_floats(cache_floats, 2, -2, 2));
+  const DeviceBuffer v = buffer(random_floats(cache_floats, 3));
+  DeviceBuffer out(cpu, kHeadsQ * kHeadDim * sizeof(float)), step(cpu, sizeof(DecodeStepParams));
+  const DecodeStepParams params{.position = kSeqLen - 1, .cache_pos = kSeqLen - 1, .seq_len = kSeqLen, .reserved = 0};
+  cpu.upload(step.ptr(), &params, sizeof(params), cpu.default_stream());
+  const auto attention = resolve_kernel<AttentionDecodeArgs>(cpu, "attention_decode_f32");
+  std::vector<float> first, result(kHeadsQ * kHeadDim);
+  for (int run = 0; run < 50; ++run) {
+    launch(cpu, attention,
+           AttentionDecodeArgs{.q = q.ptr(), .k_cache = k.ptr(), .v_cache = v.ptr(), .step = step.ptr(),
+                               .out = out.ptr(), .n_heads_q = kHeadsQ, .n_heads_kv = kHeadsKv,
+                               .head_dim = kHeadDim, .scale = 0.125f},
+           cpu.default_stream());
+    cpu.download(result.data(), out.ptr(), result.size() * sizeof(float), cpu.default_stream());
+    cpu.synchronize(cpu.default_stream());
+    if (run == 0) {
+      first = result;
+      ASSERT_TRUE(std::any_of(first.begin(), first.end(), [](float x) { return x != 0.0f; }));
+    }
+    ASSERT_EQ(std::memcmp(result.data(), first.data(), result.size() * sizeof(float)), 0) << "run " << run;
+  }
 }
 
 TEST(CpuBackend, UnknownSimdTargetNamesItAndTheAvailableOnes) {

@@ -1,11 +1,14 @@
-// KV-cache append and decode attention on the CPU. Attention splits the
-// positions into chunks (more for longer contexts, two per thread at most); a
-// task handles every query head over its chunk, reading each cached K and V
-// row once and in order (the hardware prefetchers follow that; one KV head's
-// slice of each row, a row apart, they did not), and runs a blockwise online
-// softmax (running max, sum, weighted V); the chunks are merged at the end.
-// Scratch grows with the thread count, never with the context length. FP8
-// caches are decoded in registers as the SIMD kernels read them.
+// KV-cache append and decode attention on the CPU. Attention cuts the
+// positions into pieces (more for longer contexts, up to 16 per thread),
+// which the threads take as the gemvs take rows (gemv_scheduler.h): each its
+// own share in order, then halves of what another has left. A piece is read
+// by one thread, every query head over it, each cached K and V row once and
+// in order (the hardware prefetchers follow that; one KV head's slice of each
+// row, a row apart, they did not), with a blockwise online softmax (running
+// max, sum, weighted V); the pieces are merged in order at the end, so the
+// result does not depend on which thread took which. Scratch grows with the
+// thread count, never with the context length. FP8 caches are decoded in
+// registers as the SIMD kernels read them.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -13,15 +16,13 @@
 
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_math.h"
+#include "cpu/gemv_scheduler.h"
 #include "host/kv_rows.h"
 #include "qwen35/error.h"
 #include "qwen35/kernels.h"
 
 namespace qwen35 {
 namespace {
-
-// Positions per chunk below which splitting the context further does not pay.
-constexpr uint32_t kMinChunk = 128;
 
 // The address of position t's row in a cache.
 template <typename E>
@@ -31,6 +32,17 @@ const std::byte* kv_row(DevicePtr cache, const AttentionDecodeArgs& a, uint32_t 
     return reinterpret_cast<const std::byte*>(fp8_kv_row(cache, kv_dim, t));
   } else {
     return host_ptr<const std::byte>(cache) + size_t{t} * kv_dim * sizeof(typename E::Storage);
+  }
+}
+
+// The bytes of one position's row of a cache.
+template <typename E>
+size_t kv_row_size(const AttentionDecodeArgs& a) {
+  const uint32_t kv_dim = a.n_heads_kv * a.head_dim;
+  if constexpr (is_fp8_kv<E>) {
+    return kv_row_bytes(KvDtype::kFP8, kv_dim);
+  } else {
+    return size_t{kv_dim} * sizeof(typename E::Storage);
   }
 }
 
@@ -57,29 +69,43 @@ simd::KvBlock kv_block(DevicePtr cache, const AttentionDecodeArgs& a, uint32_t t
 // Positions scored together before one softmax rescale.
 constexpr uint32_t kBlock = 32;
 
-// One task: every query head over positions [t_begin, t_end), a block of
+// Pieces per thread at most. Two chunks per thread, fixed, left the launching
+// thread waiting up to 40% of the kernel's time at 4096 positions (0.2-40%
+// over 12 decodes), the other thread reading the same chunks 8-17% slower;
+// with pieces taken and stolen, 0-2.7% (docs/performance.md, sixteenth
+// session). Fewer than 9 pieces (256 positions or less) run on one thread.
+constexpr uint32_t kPiecesPerThread = 16;
+
+// Every query head over the pieces of positions [t_begin, t_end), a block of
 // positions at a time. Each cached row is read once, in order, for all the
 // query heads (a KV head's slice for the query heads sharing it). Writes, per
-// query head h, at slots + h * (head_dim + 2): the unnormalised output
-// (head_dim floats), then the running max and sum.
+// piece and query head h, at its slots + h * (head_dim + 2): the unnormalised
+// output (head_dim floats), then the running max and sum. Blocks ask for the
+// next block's rows, across pieces: the thread that reads a piece usually
+// reads the next one too.
 template <typename E>
-void attend_chunk(const AttentionDecodeArgs& a, uint32_t t_begin, uint32_t t_end, float* slots) {
+void attend_pieces(const AttentionDecodeArgs& a, uint32_t t_begin, uint32_t t_end, uint32_t seq_len,
+                   uint32_t piece_len, float* slots) {
   const uint32_t hd = a.head_dim;
   const size_t stride = hd + 2;  // per query head: acc[hd], max, sum
-  for (uint32_t h = 0; h < a.n_heads_q; ++h) {
-    std::fill(slots + h * stride, slots + h * stride + hd, 0.0f);
-    slots[h * stride + hd] = -INFINITY;
-    slots[h * stride + hd + 1] = 0.0f;
-  }
+  const size_t piece_floats = size_t{a.n_heads_q} * stride;
   const float* q = host_ptr<const float>(a.q);
   thread_local std::vector<float> scores;  // [n_heads_q, kBlock]: one contiguous row per query head
   scores.resize(size_t{kBlock} * a.n_heads_q);
   for (uint32_t t0 = t_begin; t0 < t_end; t0 += kBlock) {
-    const uint32_t n = std::min(kBlock, t_end - t0);
+    float* piece_slots = slots + size_t{t0 / piece_len} * piece_floats;
+    if (t0 % piece_len == 0) {
+      for (uint32_t h = 0; h < a.n_heads_q; ++h) {
+        std::fill(piece_slots + h * stride, piece_slots + h * stride + hd, 0.0f);
+        piece_slots[h * stride + hd] = -INFINITY;
+        piece_slots[h * stride + hd + 1] = 0.0f;
+      }
+    }
+    const uint32_t n = std::min(kBlock, seq_len - t0);
     // Each block asks for the next block's rows as it reads its own, spread
     // over the block: a burst of 32 KB of prefetches filled the miss queue
     // and stalled on it.
-    const uint32_t prefetch = t0 + kBlock < t_end ? kBlock : 0;
+    const uint32_t prefetch = t0 + kBlock < seq_len ? kBlock : 0;
     simd::KvBlock k_block = kv_block<E>(a.k_cache, a, t0, n, prefetch);
     // Scoring, one sequential walk, also asks for the next block's V rows, in
     // address order. The value pass reads a block a few columns of every row
@@ -90,7 +116,7 @@ void attend_chunk(const AttentionDecodeArgs& a, uint32_t t_begin, uint32_t t_end
     if (prefetch) k_block.companion_rows = kv_row<E>(a.v_cache, a, t0 + kBlock);
     simd::attention_scores(k_block, q, scores.data(), kBlock);
     for (uint32_t h = 0; h < a.n_heads_q; ++h) {
-      float* acc = slots + h * stride;
+      float* acc = piece_slots + h * stride;
       float& max = acc[hd];
       float& sum = acc[hd + 1];
       float* s = &scores[size_t{h} * kBlock];
@@ -103,7 +129,7 @@ void attend_chunk(const AttentionDecodeArgs& a, uint32_t t_begin, uint32_t t_end
       }
       sum += simd::exp_shifted(s, n, a.scale, max);
     }
-    simd::attention_values(kv_block<E>(a.v_cache, a, t0, n, prefetch), scores.data(), kBlock, slots, stride);
+    simd::attention_values(kv_block<E>(a.v_cache, a, t0, n, prefetch), scores.data(), kBlock, piece_slots, stride);
   }
 }
 
@@ -113,30 +139,31 @@ void attention_decode(CpuBackend& cpu, const AttentionDecodeArgs& a) {
   if constexpr (is_fp8_kv<E>) QWEN35_ASSERT(a.head_dim % kKvFp8Block == 0);
   const uint32_t seq_len = host_ptr<const DecodeStepParams>(a.step)->seq_len;
   const uint32_t threads = cpu.pool().size();
-  // Two chunks per thread, so that one slow thread leaves work to the others.
-  const uint32_t n_chunks = std::clamp<uint32_t>(seq_len / kMinChunk, 1, 2 * threads);
-  const uint32_t chunk_len = (seq_len + n_chunks - 1) / n_chunks;
+  // Pieces of whole blocks, at most kPiecesPerThread per thread.
+  const uint32_t max_pieces = kPiecesPerThread * threads;
+  const uint32_t blocks_per_piece = std::max<uint32_t>(1, (seq_len + max_pieces * kBlock - 1) / (max_pieces * kBlock));
+  const uint32_t piece_len = blocks_per_piece * kBlock;
+  const uint32_t n_pieces = (seq_len + piece_len - 1) / piece_len;
   const size_t stride = a.head_dim + 2;  // acc, then max and sum
-  const size_t chunk_floats = size_t{a.n_heads_q} * stride;
-  float* scratch = cpu.launch_scratch(n_chunks * chunk_floats);
+  const size_t piece_floats = size_t{a.n_heads_q} * stride;
+  float* scratch = cpu.launch_scratch(n_pieces * piece_floats);
 
-  cpu.pool().parallel_for(n_chunks, 1, [&](size_t begin, size_t end) {
-    for (size_t c = begin; c < end; ++c) {
-      const auto t_begin = static_cast<uint32_t>(c * chunk_len);
-      const uint32_t t_end = std::min(seq_len, t_begin + chunk_len);
-      attend_chunk<E>(a, t_begin, std::max(t_begin, t_end), scratch + c * chunk_floats);
-    }
+  // A piece reads its K and V rows.
+  cpu::parallel_gemv_rows(cpu.pool(), n_pieces, 2 * piece_len * kv_row_size<E>(a), [&](size_t first, size_t last) {
+    const auto t_begin = static_cast<uint32_t>(first * piece_len);
+    const uint32_t t_end = std::min<uint32_t>(seq_len, static_cast<uint32_t>(last * piece_len));
+    attend_pieces<E>(a, t_begin, t_end, seq_len, piece_len, scratch);
   });
 
-  // Merge: rescale each chunk to the global max (empty chunks have sum 0).
+  // Merge: rescale each piece to the global max.
   for (uint32_t h = 0; h < a.n_heads_q; ++h) {
-    auto slot = [&](uint32_t c) { return scratch + c * chunk_floats + h * stride; };
+    auto slot = [&](uint32_t c) { return scratch + c * piece_floats + h * stride; };
     float max = -INFINITY;
-    for (uint32_t c = 0; c < n_chunks; ++c) max = std::max(max, slot(c)[a.head_dim]);
+    for (uint32_t c = 0; c < n_pieces; ++c) max = std::max(max, slot(c)[a.head_dim]);
     float* out = host_ptr<float>(a.out) + size_t{h} * a.head_dim;
     std::fill(out, out + a.head_dim, 0.0f);
     float total = 0;
-    for (uint32_t c = 0; c < n_chunks; ++c) {
+    for (uint32_t c = 0; c < n_pieces; ++c) {
       const float* part = slot(c);
       if (part[a.head_dim + 1] == 0.0f) continue;
       const float w = std::exp(part[a.head_dim] - max);
