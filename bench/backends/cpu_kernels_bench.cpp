@@ -76,6 +76,25 @@ BENCHMARK(BM_Gemv)
     ->Args({3584, 1024, 1, 1, 0})
     ->UseRealTime();
 
+// The fixed cost of one launch split across the pool's threads: an f32 gemv
+// of range(0) rows of 16 columns (64 B each), launched again and again. 16
+// rows already go to every thread (the scheduler keeps 8 rows or fewer on the
+// launching one), so the time is the threads' handoffs: the others waking,
+// claiming and reporting back, each a cache line crossing cores. A decode
+// launches ~290 times per token.
+void BM_LaunchOverhead(benchmark::State& state) {
+  const auto rows = static_cast<uint32_t>(state.range(0));
+  constexpr uint32_t kCols = 16;
+  DeviceBuffer w = filled(size_t{rows} * kCols * 4, 0x3c), x = filled(kCols * 4, 0x3c), y(cpu(), rows * 4);
+  const auto kernel = resolve_kernel<GemvArgs>(cpu(), "gemv_f32");
+  for (auto _ : state) {
+    launch(cpu(), kernel, GemvArgs{.w = w.ptr(), .x = x.ptr(), .y = y.ptr(), .rows = rows, .cols = kCols},
+           cpu().default_stream());
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()));
+}
+BENCHMARK(BM_LaunchOverhead)->ArgNames({"rows"})->Arg(8)->Arg(16)->Arg(1024)->UseRealTime();
+
 // MLX affine matrices with bf16 scales and biases, group 64. Args: rows, cols,
 // bits (4 or 8), cached, int8 (x quantized to 8 bits, integer dot products);
 // cached as in BM_Gemv. Bytes: codes, scales and biases.
