@@ -71,7 +71,7 @@ constexpr uint32_t kBlock = 32;
 
 // Pieces per thread at most. Two chunks per thread, fixed, left the launching
 // thread waiting up to 40% of the kernel's time at 4096 positions (0.2-40%
-// over 12 decodes), the other thread reading the same chunks 8-17% slower;
+// over 12 decodes), the other thread's chunks taking 8-22% longer;
 // with pieces taken and stolen, 0-2.7% (docs/performance.md, sixteenth
 // session). Fewer than 9 pieces (256 positions or less) run on one thread.
 constexpr uint32_t kPiecesPerThread = 16;
