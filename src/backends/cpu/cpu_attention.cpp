@@ -24,17 +24,6 @@
 namespace qwen35 {
 namespace {
 
-// The address of position t's row in a cache.
-template <typename E>
-const std::byte* kv_row(DevicePtr cache, const AttentionDecodeArgs& a, uint32_t t) {
-  const uint32_t kv_dim = a.n_heads_kv * a.head_dim;
-  if constexpr (is_fp8_kv<E>) {
-    return reinterpret_cast<const std::byte*>(fp8_kv_row(cache, kv_dim, t));
-  } else {
-    return host_ptr<const std::byte>(cache) + size_t{t} * kv_dim * sizeof(typename E::Storage);
-  }
-}
-
 // The bytes of one position's row of a cache.
 template <typename E>
 size_t kv_row_size(const AttentionDecodeArgs& a) {
@@ -44,6 +33,12 @@ size_t kv_row_size(const AttentionDecodeArgs& a) {
   } else {
     return size_t{kv_dim} * sizeof(typename E::Storage);
   }
+}
+
+// The address of position t's row in a cache.
+template <typename E>
+const std::byte* kv_row(DevicePtr cache, const AttentionDecodeArgs& a, uint32_t t) {
+  return host_ptr<const std::byte>(cache) + size_t{t} * kv_row_size<E>(a);
 }
 
 // A block of positions [t0, t0 + n) of one cache, as the SIMD kernels take it,
@@ -58,7 +53,7 @@ simd::KvBlock kv_block(DevicePtr cache, const AttentionDecodeArgs& a, uint32_t t
                       .n_rows = n, .n_heads = a.n_heads_kv, .head_dim = a.head_dim,
                       .group = a.n_heads_q / a.n_heads_kv, .prefetch_rows = prefetch};
   if constexpr (is_fp8_kv<E>) {
-    block.row_stride = kv_row_bytes(KvDtype::kFP8, kv_dim);  // bytes
+    block.row_stride = kv_row_size<E>(a);  // bytes
     block.fp8 = true;
   } else {
     block.type = cpu::weight_type<E>();
