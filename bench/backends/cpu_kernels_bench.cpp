@@ -78,8 +78,8 @@ BENCHMARK(BM_Gemv)
 
 // The fixed cost of one launch split across the pool's threads: an f32 gemv
 // of range(0) rows of 16 columns (64 B each), launched again and again. 16
-// rows already go to every thread (the scheduler keeps 8 rows or fewer on the
-// launching one), so the time is the threads' handoffs: the others waking,
+// rows already go to every thread (the scheduler keeps 8 light rows or fewer
+// on the launching one), so the time is the threads' handoffs: the others waking,
 // claiming and reporting back, each a cache line crossing cores. A decode
 // launches ~290 times per token.
 void BM_LaunchOverhead(benchmark::State& state) {

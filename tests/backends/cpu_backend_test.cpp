@@ -56,40 +56,67 @@ TEST(CpuBackend, ProfileCountsTheWaitForThePoolsThreads) {
   EXPECT_TRUE(cpu.profile().empty());
 }
 
-// Decode attention's pieces of positions go to whichever thread takes them
-// first, and are merged in order: a launch gives the same bits every time,
-// however the threads happened to split it (here 32 pieces over 3 threads).
-TEST(CpuBackend, AttentionGivesTheSameBitsHoweverTheThreadsSplitIt) {
-  CpuBackend cpu(BackendOptions{.threads = 3});
+// Decode attention over seq_len positions of random f32 caches (the same for
+// every backend), launched `runs` times: the output of each launch.
+std::vector<std::vector<float>> attention_runs(CpuBackend& cpu, uint32_t seq_len, int runs) {
   using testing::random_floats;
-  constexpr uint32_t kSeqLen = 3001, kHeadsQ = 8, kHeadsKv = 2, kHeadDim = 64;
+  constexpr uint32_t kHeadsQ = 8, kHeadsKv = 2, kHeadDim = 64;
   const auto buffer = [&](const std::vector<float>& values) {
     DeviceBuffer b(cpu, values.size() * sizeof(float));
     cpu.upload(b.ptr(), values.data(), values.size() * sizeof(float), cpu.default_stream());
     return b;
   };
-  const size_t cache_floats = size_t{kSeqLen} * kHeadsKv * kHeadDim;
+  const size_t cache_floats = size_t{seq_len} * kHeadsKv * kHeadDim;
   const DeviceBuffer q = buffer(random_floats(kHeadsQ * kHeadDim, 1, -2, 2));
   const DeviceBuffer k = buffer(random_floats(cache_floats, 2, -2, 2));
   const DeviceBuffer v = buffer(random_floats(cache_floats, 3));
   DeviceBuffer out(cpu, kHeadsQ * kHeadDim * sizeof(float)), step(cpu, sizeof(DecodeStepParams));
-  const DecodeStepParams params{.position = kSeqLen - 1, .cache_pos = kSeqLen - 1, .seq_len = kSeqLen, .reserved = 0};
+  const DecodeStepParams params{.position = seq_len - 1, .cache_pos = seq_len - 1, .seq_len = seq_len, .reserved = 0};
   cpu.upload(step.ptr(), &params, sizeof(params), cpu.default_stream());
   const auto attention = resolve_kernel<AttentionDecodeArgs>(cpu, "attention_decode_f32");
-  std::vector<float> first, result(kHeadsQ * kHeadDim);
-  for (int run = 0; run < 50; ++run) {
+  std::vector<std::vector<float>> results;
+  for (int run = 0; run < runs; ++run) {
     launch(cpu, attention,
            AttentionDecodeArgs{.q = q.ptr(), .k_cache = k.ptr(), .v_cache = v.ptr(), .step = step.ptr(),
                                .out = out.ptr(), .n_heads_q = kHeadsQ, .n_heads_kv = kHeadsKv,
                                .head_dim = kHeadDim, .scale = 0.125f},
            cpu.default_stream());
+    std::vector<float>& result = results.emplace_back(kHeadsQ * kHeadDim);
     cpu.download(result.data(), out.ptr(), result.size() * sizeof(float), cpu.default_stream());
     cpu.synchronize(cpu.default_stream());
-    if (run == 0) {
-      first = result;
-      ASSERT_TRUE(std::any_of(first.begin(), first.end(), [](float x) { return x != 0.0f; }));
+  }
+  return results;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Decode attention's pieces of positions go to whichever thread takes them
+// first, and are merged in order: a launch gives the same bits every time,
+// however the threads happened to split it (3001 positions: 32 pieces over 3
+// threads; 200 positions: 7 pieces of one block, shared by stealing).
+TEST(CpuBackend, AttentionGivesTheSameBitsHoweverTheThreadsSplitIt) {
+  CpuBackend cpu(BackendOptions{.threads = 3});
+  for (uint32_t seq_len : {3001u, 200u}) {
+    const std::vector<std::vector<float>> results = attention_runs(cpu, seq_len, 50);
+    ASSERT_TRUE(std::any_of(results[0].begin(), results[0].end(), [](float x) { return x != 0.0f; }));
+    for (size_t run = 1; run < results.size(); ++run) {
+      ASSERT_TRUE(same_bits(results[run], results[0])) << seq_len << " positions, run " << run;
     }
-    ASSERT_EQ(std::memcmp(result.data(), first.data(), result.size() * sizeof(float)), 0) << "run " << run;
+  }
+}
+
+// Up to 16 blocks a thread, each block is a piece of its own whatever the
+// thread count, so one thread and three give the same bits.
+TEST(CpuBackend, ShortContextAttentionOnThreeThreadsEqualsOne) {
+  CpuBackend one(BackendOptions{.threads = 1}), three(BackendOptions{.threads = 3});
+  for (uint32_t seq_len : {1u, 33u, 200u, 512u}) {
+    const std::vector<float> expected = attention_runs(one, seq_len, 1)[0];
+    const std::vector<std::vector<float>> results = attention_runs(three, seq_len, 20);
+    for (size_t run = 0; run < results.size(); ++run) {
+      ASSERT_TRUE(same_bits(results[run], expected)) << seq_len << " positions, run " << run;
+    }
   }
 }
 

@@ -68,7 +68,8 @@ constexpr uint32_t kBlock = 32;
 // thread waiting up to 40% of the kernel's time at 4096 positions (0.2-40%
 // over 12 decodes), the other thread's chunks taking 8-22% longer;
 // with pieces taken and stolen, 0-2.7% (docs/performance.md, sixteenth
-// session). Fewer than 9 pieces (256 positions or less) run on one thread.
+// session). Up to 16 blocks per thread, each block is a piece: short contexts
+// are shared too (the scheduler keeps a few rows on one thread only when light).
 constexpr uint32_t kPiecesPerThread = 16;
 
 // Every query head over the pieces of positions [t_begin, t_end), a block of

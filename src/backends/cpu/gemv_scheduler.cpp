@@ -46,7 +46,10 @@ void parallel_row_passes(ThreadPool& pool, std::span<const size_t> segment_rows,
                          const RowPassesBody& body) {
   size_t total = 0;
   for (size_t rows : segment_rows) total += rows;
-  if (pool.size() == 1 || total <= 8) {
+  // A few light rows stay with the caller: waking another thread would cost
+  // more than their reads. A few heavy ones (short-context attention's
+  // pieces, 37-64 KB each at the 0.8B shape) are shared, by the stealing below.
+  if (pool.size() == 1 || total <= 1 || (total <= 8 && total * row_bytes <= kClaimBytes)) {
     for (size_t s = 0; s < segment_rows.size(); ++s) {
       if (segment_rows[s] > 0) body(s, RowPasses{0, segment_rows[s], bands, 0, pass_count(segment_rows[s], bands)});
     }
