@@ -91,11 +91,10 @@ void attend_pieces(const AttentionDecodeArgs& a, uint32_t t_begin, uint32_t t_en
   for (uint32_t t0 = t_begin; t0 < t_end; t0 += kBlock) {
     float* piece_slots = slots + size_t{t0 / piece_len} * piece_floats;
     if (t0 % piece_len == 0) {
-      for (uint32_t h = 0; h < a.n_heads_q; ++h) {
-        std::fill(piece_slots + h * stride, piece_slots + h * stride + hd, 0.0f);
-        piece_slots[h * stride + hd] = -INFINITY;
-        piece_slots[h * stride + hd + 1] = 0.0f;
-      }
+      // One fill for all the heads: a fill per head (8 per piece) spent 5% of
+      // 256-position attention starting and stopping.
+      std::fill(piece_slots, piece_slots + piece_floats, 0.0f);
+      for (uint32_t h = 0; h < a.n_heads_q; ++h) piece_slots[h * stride + hd] = -INFINITY;
     }
     const uint32_t n = std::min(kBlock, seq_len - t0);
     // Each block asks for the next block's rows as it reads its own, spread
@@ -118,9 +117,11 @@ void attend_pieces(const AttentionDecodeArgs& a, uint32_t t_begin, uint32_t t_en
       float* s = &scores[size_t{h} * kBlock];
       const float block_max = simd::max_value(s, n) * a.scale;  // scale > 0 keeps the largest score largest
       if (block_max > max) {
-        const float keep = std::exp(max - block_max);  // 0 on the first block
-        sum *= keep;
-        simd::scale_add(simd::WeightType::kF32, acc, keep, 0.0f, acc, hd);
+        if (max != -INFINITY) {  // on a piece's first block, acc and sum are still zero
+          const float keep = std::exp(max - block_max);
+          sum *= keep;
+          simd::scale_add(simd::WeightType::kF32, acc, keep, 0.0f, acc, hd);
+        }
         max = block_max;
       }
       sum += simd::exp_shifted(s, n, a.scale, max);
