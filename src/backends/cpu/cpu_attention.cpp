@@ -16,6 +16,7 @@
 
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_math.h"
+#include "cpu/fp8_kv_quantize.h"
 #include "cpu/gemv_scheduler.h"
 #include "host/kv_rows.h"
 #include "qwen35/error.h"
@@ -175,7 +176,7 @@ void attention_decode(CpuBackend& cpu, const AttentionDecodeArgs& a) {
 template <typename E>
 void register_for(CpuBackend& cpu) {
   const std::string s(E::kSuffix);
-  cpu.register_kernel<KvAppendArgs>("kv_append_" + s, append_kv_rows<E>);
+  cpu.register_kernel<KvAppendArgs>("kv_append_" + s, append_kv_rows<E, cpu::quantize_fp8_kv>);
   cpu.register_kernel<AttentionDecodeArgs>("attention_decode_" + s,
                                            [&cpu](const AttentionDecodeArgs& a) { attention_decode<E>(cpu, a); });
 }

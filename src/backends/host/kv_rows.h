@@ -42,9 +42,13 @@ inline uint8_t* fp8_kv_row(DevicePtr cache, uint32_t kv_dim, uint32_t t) {
   return host_ptr<uint8_t>(cache) + size_t{t} * kv_row_bytes(KvDtype::kFP8, kv_dim);
 }
 
+// A quantizer with quantize_fp8_kv's signature and results.
+using Fp8KvQuantizer = void (*)(const float* x, uint32_t n, uint8_t* codes, uint16_t* scales);
+
 // kv_append_<dtype> for host memory (reference and CPU alike): one row written
-// into K and V at step.cache_pos.
-template <typename E>
+// into K and V at step.cache_pos. An fp8 row goes through `quantize`: the CPU
+// backend passes its vector twin.
+template <typename E, Fp8KvQuantizer quantize = quantize_fp8_kv>
 void append_kv_rows(const KvAppendArgs& a) {
   const auto& step = *host_ptr<const DecodeStepParams>(a.step);
   const float* k = host_ptr<const float>(a.k);
@@ -52,7 +56,7 @@ void append_kv_rows(const KvAppendArgs& a) {
   if constexpr (is_fp8_kv<E>) {
     for (auto [x, cache] : {std::pair{k, a.k_cache}, std::pair{v, a.v_cache}}) {
       uint8_t* row = fp8_kv_row(cache, a.kv_dim, step.cache_pos);
-      quantize_fp8_kv(x, a.kv_dim, row, reinterpret_cast<uint16_t*>(row + a.kv_dim));
+      quantize(x, a.kv_dim, row, reinterpret_cast<uint16_t*>(row + a.kv_dim));
     }
   } else {
     auto* k_cache = host_ptr<typename E::Storage>(a.k_cache) + size_t{step.cache_pos} * a.kv_dim;
