@@ -1,13 +1,14 @@
-// Highway implementations of the primitives in simd.h. This file is compiled
-// once per target by foreach_target.h; the part under HWY_ONCE builds the
-// dispatch tables and the plain functions the kernels call.
+// Highway implementations of the primitives in simd.h, but for attention's
+// (attention_simd.cpp). This file is compiled once per target by
+// foreach_target.h; the part under HWY_ONCE builds the dispatch tables and the
+// plain functions the kernels call.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/simd.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
-#include "cpu/float_loads-inl.h"
+#include "cpu/simd_common-inl.h"
 #include "cpu/mlx_scales-inl.h"
 #include "cpu/nibbles-inl.h"
 
@@ -23,27 +24,7 @@
 
 HWY_BEFORE_NAMESPACE();
 namespace qwen35::simd::HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
-using DF = hn::ScalableTag<float>;
-using VF = hn::Vec<DF>;
-
-using cpu::HWY_NAMESPACE::load_f32;
-using cpu::HWY_NAMESPACE::to_f32;
-
-HWY_INLINE float sum(DF df, VF v) { return hn::GetLane(hn::SumOfLanes(df, v)); }
-
-// `bytes` past p, for prefetching: the address may lie past the matrix (its last
-// rows), which a prefetch tolerates, so it is formed as an integer.
-HWY_INLINE const void* ahead(const void* p, size_t bytes) {
-  return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) + bytes);
-}
-
-// Prefetches the lines of the 2n elements at p, `bytes` on (nothing when 0).
-template <typename T>
-HWY_INLINE void prefetch_step(const T* p, size_t bytes, size_t n) {
-  if (bytes == 0) return;
-  for (size_t line = 0; line < 2 * n * sizeof(T); line += 64) hwy::Prefetch(ahead(p, bytes + line));
-}
+// hn, DF, VF, load_f32, to_f32 and sum: simd_common-inl.h.
 
 template <typename T>
 float dot_t(const T* a, const float* b, size_t count) {
@@ -85,320 +66,6 @@ void scale_add_t(const T* x, float keep, float p, float* y, size_t count) {
   for (; i < count; ++i) y[i] = y[i] * keep + p * to_f32(x[i]);
 }
 
-// Attention's two inner loops work on a few query heads (those sharing a KV
-// head) at once. Each pass takes up to kMany of them, so every K or V vector
-// is loaded (and widened) once for all of them.
-constexpr size_t kMany = 4;
-
-// Targets whose vectors are whole 128-bit blocks, interleaved per block.
-#if (HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR) || HWY_TARGET == HWY_NEON || HWY_TARGET == HWY_EMU128
-// A vector's 128-bit blocks added into one block.
-template <class D>
-HWY_INLINE hn::Vec<hn::Full128<float>> add_blocks(D, hn::Vec<D> v) {
-  if constexpr (hn::MaxLanes(D()) > 4) {
-    const hn::Half<D> dh;
-    return add_blocks(dh, hn::Add(hn::LowerHalf(dh, v), hn::UpperHalf(dh, v)));
-  } else {
-    return v;
-  }
-}
-
-// out[j] = the sum of v[j]'s lanes, for four vectors at once: transposing
-// within blocks and adding takes about a third of the shuffles of four
-// separate reductions (a quarter of attention's scoring went to those).
-HWY_INLINE void sum4(const VF* v, float* out) {
-  const DF df;
-  const hn::Repartition<uint64_t, DF> d64;
-  // Per block: s01 = [v0 0+2, v1 0+2, v0 1+3, v1 1+3], and s23 likewise.
-  const VF s01 = hn::Add(hn::InterleaveLower(df, v[0], v[1]), hn::InterleaveUpper(df, v[0], v[1]));
-  const VF s23 = hn::Add(hn::InterleaveLower(df, v[2], v[3]), hn::InterleaveUpper(df, v[2], v[3]));
-  const auto w01 = hn::BitCast(d64, s01), w23 = hn::BitCast(d64, s23);
-  const VF sums = hn::Add(hn::BitCast(df, hn::InterleaveLower(d64, w01, w23)),
-                          hn::BitCast(df, hn::InterleaveUpper(d64, w01, w23)));  // per block: [v0, v1, v2, v3]
-  hn::StoreU(add_blocks(df, sums), hn::Full128<float>(), out);
-}
-#else
-HWY_INLINE void sum4(const VF* v, float* out) {
-  for (size_t j = 0; j < 4; ++j) out[j] = sum(DF(), v[j]);
-}
-#endif
-
-// FP8 E4M3 codes to float32 (exactly dtype.cpp's fp8_e4m3_to_f32), times a
-// scale given as scale_256 = 256 * scale. An E4M3 code s.eeee.mmm is, bit for
-// bit, the half s.0eeee.mmm0000000 times 2^8 (exponent biases 7 and 15;
-// subnormals map to subnormals), so a code becomes a half in three 16-bit
-// operations and the half becomes a float in one exact conversion: a third of
-// the operations of assembling float bits. Multiplying the half by 256 * scale
-// rounds as multiplying 256 times it by scale does (2^8 is exact either way;
-// the cache's scales, at most 2^128 / 448, leave room for it). Only the NaN
-// codes (s.1111.111; E4M3 has no infinities) need a case of their own.
-template <class D>
-HWY_INLINE hn::Vec<D> fp8_to_f32(D df, const uint8_t* codes, hn::Vec<D> scale_256) {
-  const hn::Rebind<int16_t, D> d16;
-  const hn::Rebind<int8_t, D> d8;
-  const hn::Rebind<hwy::float16_t, D> dh;
-  const auto code = hn::LoadU(d8, reinterpret_cast<const int8_t*>(codes));
-  // Sign-extended to 16 bits and shifted by 7: bit 15 is the sign, bit 14
-  // (the sign again) is cleared below, bits 13..7 are the code's low seven.
-  const auto shifted = hn::ShiftLeft<7>(hn::PromoteTo(d16, code));
-  const auto half = hn::And(shifted, hn::Set(d16, static_cast<int16_t>(0xBF80)));
-  const auto nan = hn::Set(df, std::numeric_limits<float>::quiet_NaN());
-#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  if constexpr (hn::MaxLanes(df) == 16) {
-    // NaN codes are those whose low seven bits are all ones, tested on the
-    // 16-bit lanes and applied by the multiply's mask (two operations fewer
-    // than testing the floats, on the ports the multiply-adds need).
-    const __mmask16 not_nan =
-        _mm256_cmpneq_epi16_mask(_mm256_or_si256(shifted.raw, _mm256_set1_epi16(static_cast<int16_t>(0xC000))),
-                                 _mm256_set1_epi16(static_cast<int16_t>(0xFF80)));
-    return hn::Vec<D>{_mm512_mask_mul_ps(nan.raw, not_nan, _mm512_cvtph_ps(half.raw), scale_256.raw)};
-  }
-#endif
-  // Elsewhere on the float: theirs are the only halves of magnitude 1.875
-  // (emulated half conversions, on targets without F16C, do not carry NaN).
-  const auto unscaled = hn::PromoteTo(df, hn::BitCast(dh, half));
-  return hn::IfThenElse(hn::Eq(hn::Abs(unscaled), hn::Set(df, 1.875f)), nan, hn::Mul(unscaled, scale_256));
-}
-
-// The BF16 value at p (fp8 rows keep their scales at any even address).
-HWY_INLINE float bf16_at(const uint16_t* p) {
-  uint16_t bits;
-  std::memcpy(&bits, p, sizeof(bits));
-  return bf16_to_f32(bits);
-}
-
-// One KV head's slice of a cached row as the attention kernels read it:
-// Lanes(df) values at i (a multiple of Lanes) as floats, one value, and the
-// lines of the 2n values at i, `bytes` on, prefetched.
-template <typename T>
-struct PlainSlice {
-  const T* p;
-  VF load(DF df, size_t i) const { return load_f32(df, p + i); }
-  float at(size_t i) const { return to_f32(p[i]); }
-  void prefetch(size_t i, size_t bytes, size_t n) const { prefetch_step(p + i, bytes, n); }
-};
-
-// An fp8 slice, decoded in registers as it is read: its codes, and
-// scales[k], the BF16 scale of codes [16k, 16k + 16).
-struct Fp8Slice {
-  const uint8_t* codes;
-  const uint16_t* scales;
-  VF load(DF df, size_t i) const {
-    if constexpr (hn::MaxLanes(DF()) <= 16) {  // within one scale's 16 codes
-      return fp8_to_f32(df, codes + i, hn::Set(df, bf16_at(scales + i / 16) * 256.0f));
-    } else {  // wider vectors (SVE): a scale per lane
-      HWY_ALIGN float values[hn::MaxLanes(DF())];
-      for (size_t l = 0; l < hn::Lanes(df); ++l) values[l] = at(i + l);
-      return hn::Load(df, values);
-    }
-  }
-  float at(size_t i) const { return fp8_e4m3_to_f32(codes[i]) * bf16_at(scales + i / 16); }
-  void prefetch(size_t i, size_t bytes, size_t n) const {
-    prefetch_step(codes + i, bytes, n);
-    hwy::Prefetch(ahead(scales + i / 16, bytes));
-  }
-};
-
-// A KvBlock's rows: slice(b, g) is row b's slice of KV head g.
-template <typename T>
-struct PlainRows {
-  const T* rows;
-  size_t stride, head_dim;
-  PlainSlice<T> slice(size_t b, size_t g) const { return {rows + b * stride + g * head_dim}; }
-  size_t row_bytes() const { return stride * sizeof(T); }
-};
-
-struct Fp8Rows {
-  const uint8_t* rows;
-  size_t stride, head_dim, codes_per_row;  // stride in bytes; each row's scales follow its codes
-  Fp8Slice slice(size_t b, size_t g) const {
-    const uint8_t* row = rows + b * stride;
-    return {row + g * head_dim, reinterpret_cast<const uint16_t*>(row + codes_per_row) + g * head_dim / 16};
-  }
-  size_t row_bytes() const { return stride; }
-};
-
-// s[j] += the elements [i, count) of row . queries[j] (count not a whole
-// number of vectors). Out of line: inlined, its address arithmetic for all M
-// queries was set up on every row whether or not it ran.
-template <size_t M, typename Slice>
-HWY_NOINLINE void add_tail(const Slice& row, const float* qs, size_t stride, size_t i, size_t count, float* s) {
-  for (size_t j = 0; j < M; ++j) {
-    for (size_t t = i; t < count; ++t) s[j] += row.at(t) * qs[j * stride + t];
-  }
-}
-
-// out[j * out_stride] = row . queries[j] for M queries and a row of `count`
-// elements, prefetching `prefetch_bytes` on as it goes (nothing when 0). Two
-// sets of accumulators (even and odd steps) keep 2M FMA chains in flight.
-// One row at a time, so that scoring reads the cache in address order: rows
-// side by side (4 rows per pass, sharing each load of a query vector) were
-// streams a row apart, which the hardware prefetcher did not follow. Scoring
-// alone, 4096 positions of a bf16 cache from DRAM: 370-480 us 4 rows at a
-// time, 270-330 us one at a time (from the caches one row at a time is 5-20%
-// slower: a load per FMA and a quarter).
-template <size_t M, typename Slice>
-HWY_INLINE void dot_row(const Slice& row, size_t prefetch_bytes, const float* qs, size_t stride, float* out,
-                        size_t out_stride, size_t count) {
-  const DF df;
-  const size_t n = hn::Lanes(df);
-  VF even[M], odd[M];
-  for (size_t j = 0; j < M; ++j) even[j] = odd[j] = hn::Zero(df);
-  size_t i = 0;
-  // Two steps per iteration, the prefetch (2n elements) tested once for both.
-  for (; i + 2 * n <= count; i += 2 * n) {
-    if (prefetch_bytes != 0) row.prefetch(i, prefetch_bytes, n);
-    const VF r0 = row.load(df, i), r1 = row.load(df, i + n);
-    for (size_t j = 0; j < M; ++j) {
-      even[j] = hn::MulAdd(r0, hn::LoadU(df, qs + j * stride + i), even[j]);
-      odd[j] = hn::MulAdd(r1, hn::LoadU(df, qs + j * stride + i + n), odd[j]);
-    }
-  }
-  for (; i + n <= count; i += n) {
-    const VF r = row.load(df, i);
-    for (size_t j = 0; j < M; ++j) even[j] = hn::MulAdd(r, hn::LoadU(df, qs + j * stride + i), even[j]);
-  }
-  VF acc[M];
-  for (size_t j = 0; j < M; ++j) acc[j] = hn::Add(even[j], odd[j]);
-  float s[M];
-  if constexpr (M == 4) {
-    sum4(acc, s);
-  } else {
-    for (size_t j = 0; j < M; ++j) s[j] = sum(df, acc[j]);
-  }
-  if (HWY_UNLIKELY(i < count)) add_tail<M>(row, qs, stride, i, count, s);
-  for (size_t j = 0; j < M; ++j) out[j * out_stride] = s[j];
-}
-
-// Vectors of columns per value pass: each row's M weights, broadcast once,
-// serve V vectors of it. 4 on 32-register targets (4M accumulators), 2 on
-// the others (16 registers); each pass prefetches its 2n-element steps of the row.
-constexpr size_t kValueVectors =
-    (HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3 || HWY_TARGET == HWY_EMU128 ||
-     HWY_TARGET == HWY_SCALAR)
-        ? 2
-        : 4;
-
-// accs[j * stride + i] += sum over rows r of weights[j * weight_stride + r] *
-// rows[r * row_stride + i], for M queries j and i < count. The accumulators
-// stay in registers across the rows of a chunk of V vectors of columns.
-template <size_t M, typename Rows>
-HWY_INLINE void axpy_pass(const Rows& rows, size_t g, size_t n_rows, size_t prefetch_bytes, const float* weights,
-                          size_t weight_stride, float* accs, size_t stride, size_t count) {
-  const DF df;
-  const size_t n = hn::Lanes(df);
-  const auto chunk = [&](auto vectors, size_t i) HWY_ATTR {
-    constexpr size_t V = decltype(vectors)::value;
-    VF a[M][V];
-    for (size_t j = 0; j < M; ++j) {
-      for (size_t v = 0; v < V; ++v) a[j][v] = hn::LoadU(df, accs + j * stride + i + v * n);
-    }
-    for (size_t r = 0; r < n_rows; ++r) {
-      const auto row = rows.slice(r, g);
-      if (prefetch_bytes != 0) {
-        for (size_t v = 0; v + 2 <= V; v += 2) row.prefetch(i + v * n, prefetch_bytes, n);
-      }
-      VF x[V];
-      for (size_t v = 0; v < V; ++v) x[v] = row.load(df, i + v * n);
-      for (size_t j = 0; j < M; ++j) {
-        const VF w = hn::Set(df, weights[j * weight_stride + r]);
-        for (size_t v = 0; v < V; ++v) a[j][v] = hn::MulAdd(x[v], w, a[j][v]);
-      }
-    }
-    for (size_t j = 0; j < M; ++j) {
-      for (size_t v = 0; v < V; ++v) hn::StoreU(a[j][v], df, accs + j * stride + i + v * n);
-    }
-  };
-  size_t i = 0;
-  for (; i + kValueVectors * n <= count; i += kValueVectors * n) chunk(std::integral_constant<size_t, kValueVectors>{}, i);
-  for (; i + n <= count; i += n) chunk(std::integral_constant<size_t, 1>{}, i);
-  for (; i < count; ++i) {
-    for (size_t j = 0; j < M; ++j) {
-      float acc = accs[j * stride + i];
-      for (size_t r = 0; r < n_rows; ++r) acc += weights[j * weight_stride + r] * rows.slice(r, g).at(i);
-      accs[j * stride + i] = acc;
-    }
-  }
-}
-
-// Runs pass<M>(q0) over the queries in groups of kMany, then the 1-3 left over.
-template <typename Pass>
-HWY_INLINE void for_query_groups(size_t n_queries, const Pass& pass) {
-  size_t q0 = 0;
-  for (; q0 + kMany <= n_queries; q0 += kMany) pass(std::integral_constant<size_t, kMany>{}, q0);
-  switch (n_queries - q0) {
-    case 3: pass(std::integral_constant<size_t, 3>{}, q0); break;
-    case 2: pass(std::integral_constant<size_t, 2>{}, q0); break;
-    case 1: pass(std::integral_constant<size_t, 1>{}, q0); break;
-    default: break;
-  }
-}
-
-// Rows are read once, in order, one at a time and all heads' slices in turn:
-// one sequential stream, each row also prefetching its companion row, if any.
-// The first query group of each head prefetches (later ones find the slice
-// cached).
-template <typename Rows>
-void attention_scores_t(const Rows& rows, const KvBlock& k, const float* queries, float* scores,
-                        size_t score_stride) {
-  const size_t prefetch_bytes = k.prefetch_rows * rows.row_bytes();
-  for (size_t b = 0; b < k.n_rows; ++b) {
-    for (size_t g = 0; g < k.n_heads; ++g) {
-      const auto slice = rows.slice(b, g);
-      const size_t j0 = g * k.group;
-      for_query_groups(k.group, [&](auto m, size_t q0) {
-        dot_row<decltype(m)::value>(slice, q0 == 0 ? prefetch_bytes : 0, queries + (j0 + q0) * k.head_dim,
-                                    k.head_dim, scores + (j0 + q0) * score_stride + b, score_stride, k.head_dim);
-      });
-    }
-    if (k.companion_rows != nullptr) {
-      // The companion block may run past the cache's end: its addresses are formed as integers (ahead).
-      const size_t row_bytes = rows.row_bytes();
-      for (size_t line = 0; line < row_bytes; line += 64) {
-        hwy::Prefetch(ahead(k.companion_rows, b * row_bytes + line));
-      }
-    }
-  }
-}
-
-// The accumulators are loaded and stored once per block; the rows are walked
-// side by side, each head's slice in turn. (Passes of 4 rows, whose order is
-// closer to a sequential read, were no faster.)
-template <typename Rows>
-void attention_values_t(const Rows& rows, const KvBlock& v, const float* weights, size_t weight_stride, float* accs,
-                        size_t acc_stride) {
-  const size_t prefetch_bytes = v.prefetch_rows * rows.row_bytes();
-  for (size_t g = 0; g < v.n_heads; ++g) {
-    const size_t j0 = g * v.group;
-    for_query_groups(v.group, [&](auto m, size_t q0) {
-      axpy_pass<decltype(m)::value>(rows, g, v.n_rows, q0 == 0 ? prefetch_bytes : 0,
-                                    weights + (j0 + q0) * weight_stride, weight_stride, accs + (j0 + q0) * acc_stride,
-                                    acc_stride, v.head_dim);
-    });
-  }
-}
-
-// Calls f(rows) with the KvBlock's rows as their element type reads them.
-template <typename F>
-HWY_INLINE void with_rows(const KvBlock& b, const F& f) {
-  if (b.fp8) {
-    return f(Fp8Rows{static_cast<const uint8_t*>(b.rows), b.row_stride, b.head_dim, b.n_heads * b.head_dim});
-  }
-  switch (b.type) {
-    case WeightType::kF32: return f(PlainRows<float>{static_cast<const float*>(b.rows), b.row_stride, b.head_dim});
-    case WeightType::kBF16:
-      return f(PlainRows<hwy::bfloat16_t>{static_cast<const hwy::bfloat16_t*>(b.rows), b.row_stride, b.head_dim});
-    case WeightType::kF16:
-      return f(PlainRows<hwy::float16_t>{static_cast<const hwy::float16_t*>(b.rows), b.row_stride, b.head_dim});
-  }
-}
-
-void AttentionScores(const KvBlock& k, const float* queries, float* scores, size_t score_stride) {
-  with_rows(k, [&](const auto& rows) { attention_scores_t(rows, k, queries, scores, score_stride); });
-}
-void AttentionValues(const KvBlock& v, const float* weights, size_t weight_stride, float* accs, size_t acc_stride) {
-  with_rows(v, [&](const auto& rows) { attention_values_t(rows, v, weights, weight_stride, accs, acc_stride); });
-}
 
 float MaxValue(const float* x, size_t count) {
   const DF df;
@@ -670,8 +337,6 @@ HWY_EXPORT(DotF16);
 HWY_EXPORT(ScaleAddF32);
 HWY_EXPORT(ScaleAddBF16);
 HWY_EXPORT(ScaleAddF16);
-HWY_EXPORT(AttentionScores);
-HWY_EXPORT(AttentionValues);
 HWY_EXPORT(MaxValue);
 HWY_EXPORT(ExpShifted);
 HWY_EXPORT(SumSquares);
@@ -731,13 +396,6 @@ void scale_add(WeightType type, const void* x, float keep, float p, float* y, si
     case WeightType::kBF16: return HWY_DYNAMIC_DISPATCH(ScaleAddBF16)(x, keep, p, y, n);
     case WeightType::kF16: return HWY_DYNAMIC_DISPATCH(ScaleAddF16)(x, keep, p, y, n);
   }
-}
-
-void attention_scores(const KvBlock& k, const float* queries, float* scores, size_t score_stride) {
-  HWY_DYNAMIC_DISPATCH(AttentionScores)(k, queries, scores, score_stride);
-}
-void attention_values(const KvBlock& v, const float* weights, size_t weight_stride, float* accs, size_t acc_stride) {
-  HWY_DYNAMIC_DISPATCH(AttentionValues)(v, weights, weight_stride, accs, acc_stride);
 }
 
 float exp_shifted(float* x, size_t n, float scale, float shift) {
