@@ -17,24 +17,41 @@ size_t row_bytes(uint32_t cols) {
   return size_t{cols} * sizeof(typename E::Storage);
 }
 
+// Rows up to 4 KB are read in two bands, longer ones one after another
+// (simd.cpp's gemv_two_bands_t says what each measured).
+template <typename E>
+size_t bands_for(uint32_t cols) {
+  return row_bytes<E>(cols) <= 4096 ? 2 : 1;
+}
+
+// y = base + W x for the rows of passes p of W (base may be null).
+template <typename E>
+void gemv_passes(const void* w, const float* x, const float* base, float* y, const cpu::RowPasses& p,
+                 uint32_t cols) {
+  constexpr simd::WeightType type = cpu::weight_type<E>();
+  if (p.bands == 2) return simd::gemv_two_bands(type, w, x, base, y, p, cols);
+  simd::gemv_rows(type, w, x, base, y, p.begin + p.first, p.begin + p.last, cols);
+}
+
 template <typename E>
 void gemv(ThreadPool& pool, const GemvArgs& a) {
+  const void* w = host_ptr<const void>(a.w);
   const float* x = host_ptr<const float>(a.x);
   float* y = host_ptr<float>(a.y);
-  cpu::parallel_gemv_rows(pool, a.rows, row_bytes<E>(a.cols), [&](size_t begin, size_t end) {
-    simd::gemv_rows(cpu::weight_type<E>(), host_ptr<const void>(a.w), x, nullptr, y, begin, end, a.cols);
-  });
+  const size_t segments[] = {a.rows};
+  cpu::parallel_row_passes(pool, segments, bands_for<E>(a.cols), row_bytes<E>(a.cols),
+                           [&](size_t, const cpu::RowPasses& p) { gemv_passes<E>(w, x, nullptr, y, p, a.cols); });
 }
 
 template <typename E>
 void gemv_pair(ThreadPool& pool, const GemvPairArgs& a) {
   const float* x = host_ptr<const float>(a.x);
-  constexpr simd::WeightType type = cpu::weight_type<E>();
   // Both matrices split across all threads.
   const size_t segments[] = {a.rows0, a.rows1};
-  cpu::parallel_row_passes(pool, segments, 1, row_bytes<E>(a.cols), [&](size_t segment, const cpu::RowPasses& p) {
-    simd::gemv_rows(type, host_ptr<const void>(segment == 0 ? a.w0 : a.w1), x, nullptr,
-                    host_ptr<float>(segment == 0 ? a.y0 : a.y1), p.begin + p.first, p.begin + p.last, a.cols);
+  cpu::parallel_row_passes(pool, segments, bands_for<E>(a.cols), row_bytes<E>(a.cols),
+                           [&](size_t segment, const cpu::RowPasses& p) {
+    gemv_passes<E>(host_ptr<const void>(segment == 0 ? a.w0 : a.w1), x, nullptr,
+                   host_ptr<float>(segment == 0 ? a.y0 : a.y1), p, a.cols);
   });
 }
 
@@ -44,11 +61,12 @@ void gemv_silu_gate(CpuBackend& cpu, const GemvSiluGateArgs& a) {
   const float* up = host_ptr<const float>(a.up);
   float* act = cpu.launch_scratch(a.cols);
   simd::silu_mul(gate, up, act, a.cols);
+  const void* w = host_ptr<const void>(a.w);
   const float* residual = a.residual.is_null() ? nullptr : host_ptr<const float>(a.residual);
   float* y = host_ptr<float>(a.y);
-  cpu::parallel_gemv_rows(cpu.pool(), a.rows, row_bytes<E>(a.cols), [&](size_t begin, size_t end) {
-    simd::gemv_rows(cpu::weight_type<E>(), host_ptr<const void>(a.w), act, residual, y, begin, end, a.cols);
-  });
+  const size_t segments[] = {a.rows};
+  cpu::parallel_row_passes(cpu.pool(), segments, bands_for<E>(a.cols), row_bytes<E>(a.cols),
+                           [&](size_t, const cpu::RowPasses& p) { gemv_passes<E>(w, act, residual, y, p, a.cols); });
 }
 
 template <typename E>

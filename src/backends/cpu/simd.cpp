@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cpu/row_bands.h"
 #include "cpu/simd.h"
 #include "qwen35/dtype.h"
 
@@ -26,32 +27,72 @@ HWY_BEFORE_NAMESPACE();
 namespace qwen35::simd::HWY_NAMESPACE {
 // hn, DF, VF, load_f32, to_f32 and sum: simd_common-inl.h.
 
-template <typename T>
-float dot_t(const T* a, const float* b, size_t count) {
+// Rows a[0, K) dotted with b, sharing each load of b. Each row is summed as
+// one alone is (four accumulators, the same order), so a row's result does not
+// depend on how many rows were computed with it, nor on how threads split a
+// matrix into bands.
+template <size_t K, typename T>
+void dot_rows_t(const T* const (&a)[K], const float* b, size_t count, float* out) {
   const DF df;
   const size_t n = hn::Lanes(df);
-  VF s0 = hn::Zero(df), s1 = hn::Zero(df), s2 = hn::Zero(df), s3 = hn::Zero(df);
+  VF s[K][4];
+  for (auto& row : s) {
+    for (VF& v : row) v = hn::Zero(df);
+  }
   size_t i = 0;
   for (; i + 4 * n <= count; i += 4 * n) {
-    s0 = hn::MulAdd(load_f32(df, a + i), hn::LoadU(df, b + i), s0);
-    s1 = hn::MulAdd(load_f32(df, a + i + n), hn::LoadU(df, b + i + n), s1);
-    s2 = hn::MulAdd(load_f32(df, a + i + 2 * n), hn::LoadU(df, b + i + 2 * n), s2);
-    s3 = hn::MulAdd(load_f32(df, a + i + 3 * n), hn::LoadU(df, b + i + 3 * n), s3);
+    for (size_t j = 0; j < 4; ++j) {
+      const VF bj = hn::LoadU(df, b + i + j * n);
+      for (size_t k = 0; k < K; ++k) s[k][j] = hn::MulAdd(load_f32(df, a[k] + i + j * n), bj, s[k][j]);
+    }
   }
-  for (; i + n <= count; i += n) s0 = hn::MulAdd(load_f32(df, a + i), hn::LoadU(df, b + i), s0);
-  float s = sum(df, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3)));
-  for (; i < count; ++i) s += to_f32(a[i]) * b[i];
-  return s;
+  for (; i + n <= count; i += n) {
+    const VF bi = hn::LoadU(df, b + i);
+    for (size_t k = 0; k < K; ++k) s[k][0] = hn::MulAdd(load_f32(df, a[k] + i), bi, s[k][0]);
+  }
+  for (size_t k = 0; k < K; ++k) {
+    float total = sum(df, hn::Add(hn::Add(s[k][0], s[k][1]), hn::Add(s[k][2], s[k][3])));
+    for (size_t j = i; j < count; ++j) total += to_f32(a[k][j]) * b[j];
+    out[k] = total;
+  }
 }
 
-// A task's rows one after another, each a dot product: the task is then one
-// sequential read stream, which the hardware prefetcher serves best. Rows
-// walked side by side (bands, or adjacent rows sharing each load of x) make
-// several streams, and from DRAM ran 15-25% slower here (docs/performance.md).
+template <typename T>
+float dot_t(const T* a, const float* b, size_t count) {
+  const T* const rows[1] = {a};
+  float out;
+  dot_rows_t<1>(rows, b, count, &out);
+  return out;
+}
+
+// A task's rows one after another, each a dot product: the task is one
+// sequential read stream. Long rows are read so (gemv_two_bands_t).
 template <typename T>
 void gemv_rows_t(const T* w, const float* x, const float* base, float* y, size_t row_begin, size_t row_end,
                  size_t cols) {
   for (size_t r = row_begin; r < row_end; ++r) y[r] = (base ? base[r] : 0.0f) + dot_t(w + r * cols, x, cols);
+}
+
+// Rows of up to 4 KB (at the 0.8B shape in bf16, every dense matrix but the
+// MLP's down projection) in two bands, two rows side by side sharing x's
+// loads: two read streams per task. In bf16 decode, alternating one band and
+// two token by token in one process, the gemvs read 3-12% faster in two (the
+// output head 6-20%); the down projection's rows of 7 KB read no faster in
+// two, up to 10% slower, so long rows stay in one band (docs/performance.md,
+// nineteenth session).
+template <typename T>
+void gemv_two_bands_t(const T* w, const float* x, const float* base, float* y, const cpu::RowPasses& p,
+                      size_t cols) {
+  cpu::for_row_bands<2>(p, base, y, [&](auto rows_constant, size_t first, size_t stride, float* out) {
+    constexpr size_t K = decltype(rows_constant)::value;
+    if constexpr (K == 1) {
+      const T* const rows[1] = {w + first * cols};
+      dot_rows_t<1>(rows, x, cols, out);
+    } else {
+      const T* const rows[2] = {w + first * cols, w + (first + stride) * cols};
+      dot_rows_t<2>(rows, x, cols, out);
+    }
+  });
 }
 
 template <typename T>
@@ -105,6 +146,18 @@ void GemvRowsBF16(const void* w, const float* x, const float* base, float* y, si
 }
 void GemvRowsF16(const void* w, const float* x, const float* base, float* y, size_t r0, size_t r1, size_t cols) {
   gemv_rows_t(static_cast<const hwy::float16_t*>(w), x, base, y, r0, r1, cols);
+}
+void GemvTwoBandsF32(const void* w, const float* x, const float* base, float* y, const cpu::RowPasses& p,
+                     size_t cols) {
+  gemv_two_bands_t(static_cast<const float*>(w), x, base, y, p, cols);
+}
+void GemvTwoBandsBF16(const void* w, const float* x, const float* base, float* y, const cpu::RowPasses& p,
+                      size_t cols) {
+  gemv_two_bands_t(static_cast<const hwy::bfloat16_t*>(w), x, base, y, p, cols);
+}
+void GemvTwoBandsF16(const void* w, const float* x, const float* base, float* y, const cpu::RowPasses& p,
+                     size_t cols) {
+  gemv_two_bands_t(static_cast<const hwy::float16_t*>(w), x, base, y, p, cols);
 }
 float DotF32(const void* a, const float* b, size_t n) { return dot_t(static_cast<const float*>(a), b, n); }
 float DotBF16(const void* a, const float* b, size_t n) { return dot_t(static_cast<const hwy::bfloat16_t*>(a), b, n); }
@@ -331,6 +384,9 @@ namespace qwen35::simd {
 HWY_EXPORT(GemvRowsF32);
 HWY_EXPORT(GemvRowsBF16);
 HWY_EXPORT(GemvRowsF16);
+HWY_EXPORT(GemvTwoBandsF32);
+HWY_EXPORT(GemvTwoBandsBF16);
+HWY_EXPORT(GemvTwoBandsF16);
 HWY_EXPORT(DotF32);
 HWY_EXPORT(DotBF16);
 HWY_EXPORT(DotF16);
@@ -378,6 +434,15 @@ void gemv_rows(WeightType type, const void* w, const float* x, const float* base
     case WeightType::kF32: return HWY_DYNAMIC_DISPATCH(GemvRowsF32)(w, x, base, y, row_begin, row_end, cols);
     case WeightType::kBF16: return HWY_DYNAMIC_DISPATCH(GemvRowsBF16)(w, x, base, y, row_begin, row_end, cols);
     case WeightType::kF16: return HWY_DYNAMIC_DISPATCH(GemvRowsF16)(w, x, base, y, row_begin, row_end, cols);
+  }
+}
+
+void gemv_two_bands(WeightType type, const void* w, const float* x, const float* base, float* y,
+                    const cpu::RowPasses& passes, size_t cols) {
+  switch (type) {
+    case WeightType::kF32: return HWY_DYNAMIC_DISPATCH(GemvTwoBandsF32)(w, x, base, y, passes, cols);
+    case WeightType::kBF16: return HWY_DYNAMIC_DISPATCH(GemvTwoBandsBF16)(w, x, base, y, passes, cols);
+    case WeightType::kF16: return HWY_DYNAMIC_DISPATCH(GemvTwoBandsF16)(w, x, base, y, passes, cols);
   }
 }
 
