@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -14,6 +13,7 @@
 #include "cpu/simd.h"
 #include "qwen35/dtype.h"
 #include "support/test_support.h"
+#include "support/two_band_passes.h"
 
 namespace qwen35::testing {
 namespace {
@@ -92,40 +92,24 @@ TEST_P(Simd, GemvRowsAndDot) {
 }
 
 // Two bands: every row of the passes gets gemv_rows' bits (the rows of a band
-// pair and the rows left over alike), and no other row is written. Passes of
-// a share starting mid-matrix, a claim from inside the bands, one past them,
-// and a share of one row (no band at all).
+// pair and the rows left over alike), and no other row is written.
 TEST_P(Simd, GemvTwoBandsGiveGemvRowsBits) {
   for (simd::WeightType type : kTypes) {
     for (size_t cols : {size_t{1}, size_t{15}, size_t{17}, size_t{64}, size_t{65}, size_t{257}, size_t{1000}}) {
-      constexpr size_t kRows = 45;
-      const Weights w = make_weights(type, kRows * cols, static_cast<uint32_t>(cols) + 5);
+      const Weights w = make_weights(type, kTwoBandRows * cols, static_cast<uint32_t>(cols) + 5);
       const auto x = random_floats(cols, 79);
-      const auto base = random_floats(kRows, 80);
-      std::vector<float> expected(kRows), expected_no_base(kRows);
-      simd::gemv_rows(type, w.data(type), x.data(), base.data(), expected.data(), 0, kRows, cols);
-      simd::gemv_rows(type, w.data(type), x.data(), nullptr, expected_no_base.data(), 0, kRows, cols);
-      // {begin, end, first, last}: 37 rows from row 3 are bands of 18 and one row over (passes 0..18).
-      for (const auto& [begin, end, first, last] : {std::array<size_t, 4>{3, 40, 0, 19}, {3, 40, 5, 12},
-                                                    {3, 40, 17, 19}, {3, 40, 18, 19}, {44, 45, 0, 1}}) {
-        for (const bool with_base : {true, false}) {
+      const auto base = random_floats(kTwoBandRows, 80);
+      for (const bool with_base : {true, false}) {
+        const float* b = with_base ? base.data() : nullptr;
+        std::vector<float> expected(kTwoBandRows);
+        simd::gemv_rows(type, w.data(type), x.data(), b, expected.data(), 0, kTwoBandRows, cols);
+        for (const cpu::RowPasses& passes : kTwoBandPasses) {
           SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " cols " << cols << " rows "
-                                            << begin << ".." << end << " passes " << first << ".." << last
-                                            << (with_base ? "" : " without base"));
-          const cpu::RowPasses passes{begin, end, 2, first, last};
-          std::vector<float> y(kRows, std::nanf(""));
-          simd::gemv_two_bands(type, w.data(type), x.data(), with_base ? base.data() : nullptr, y.data(), passes,
-                               cols);
-          std::vector<bool> in_passes(kRows, false);
-          cpu::for_each_row(passes, [&](size_t r) { in_passes[r] = true; });
-          for (size_t r = 0; r < kRows; ++r) {
-            if (!in_passes[r]) {
-              ASSERT_TRUE(std::isnan(y[r])) << "row " << r << " is outside the passes";
-            } else {
-              const float want = with_base ? expected[r] : expected_no_base[r];
-              ASSERT_EQ(std::bit_cast<uint32_t>(y[r]), std::bit_cast<uint32_t>(want)) << "row " << r;
-            }
-          }
+                                            << passes.begin << ".." << passes.end << " passes " << passes.first
+                                            << ".." << passes.last << (with_base ? "" : " without base"));
+          std::vector<float> y(kTwoBandRows, std::nanf(""));
+          simd::gemv_two_bands(type, w.data(type), x.data(), b, y.data(), passes, cols);
+          expect_bits_on_passes(passes, y, expected);
         }
       }
     }

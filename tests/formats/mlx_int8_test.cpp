@@ -15,6 +15,7 @@
 #include "formats/mlx_affine_weights.h"
 #include "gguf_test_util.h"
 #include "mlx_test_util.h"
+#include "support/two_band_passes.h"
 
 namespace qwen35::testing {
 namespace {
@@ -154,6 +155,35 @@ TEST_P(MlxInt8Rows, MatchTheTwin) {
           for (uint32_t r = begin; r < rows; ++r) {
             const double want = base[r] + cpu::mlx_int8_row_dot(rows_of(m), r, q.x);
             ASSERT_NEAR(y[r], want, kKernelTolerance * (ref.magnitude[r] + 1)) << "row " << r;
+          }
+        }
+      }
+    }
+  }
+}
+
+// cpu::mlx_int8_two_bands gives every row of its passes mlx_int8_rows' bits
+// (the rows of a band pair and the rows left over alike) and writes no other
+// row.
+TEST_P(MlxInt8Rows, TwoBandsGiveTheRowsBits) {
+  for (uint32_t bits : kBits) {
+    for (uint32_t gs : kGroupSizes) {
+      for (DType dtype : kScaleTypes) {
+        for (uint32_t cols : {128u, 384u, 1152u}) {
+          if (cols % gs != 0) continue;
+          const QuantizedMatrix m = quantize_random(kTwoBandRows, cols, {bits, gs}, dtype, bits + gs + cols + 1);
+          const std::vector<float> x = varied_floats(cols, 5);
+          const std::vector<float> base = random_floats(kTwoBandRows, 6);
+          const Quantized q(x, bits, gs);
+          std::vector<float> expected(kTwoBandRows);
+          cpu::mlx_int8_rows(rows_of(m), q.x, base.data(), expected.data(), 0, kTwoBandRows);
+          for (const cpu::RowPasses& passes : kTwoBandPasses) {
+            SCOPED_TRACE(::testing::Message() << bits << " bits, group " << gs << ", " << dtype_suffix(dtype)
+                                              << ", cols " << cols << ", rows " << passes.begin << ".." << passes.end
+                                              << ", passes " << passes.first << ".." << passes.last);
+            std::vector<float> y(kTwoBandRows, std::nanf(""));
+            cpu::mlx_int8_two_bands(rows_of(m), q.x, base.data(), y.data(), passes);
+            expect_bits_on_passes(passes, y, expected);
           }
         }
       }

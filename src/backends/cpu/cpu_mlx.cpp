@@ -43,8 +43,15 @@ class PreparedX {
       sums_ = scratch + cols;
     }
   }
-  // y[r] = base[r] (0 if null) + row r of w . x for r in [r0, r1).
-  void rows(const simd::MlxRows& w, const float* base, float* y, size_t r0, size_t r1) const {
+  // Bands per share (row_bands.h) for rows of `row_bytes`: the integer
+  // kernels read rows of up to 4 KB two at a time, as the dense gemvs do
+  // (cpu_gemv.cpp); the float ones, compute-bound, one after another.
+  size_t bands(size_t row_bytes) const { return int8_ && row_bytes <= 4096 ? 2 : 1; }
+
+  // y[r] = base[r] (0 if null) + row r of w . x for the rows of passes p.
+  void rows(const simd::MlxRows& w, const float* base, float* y, const cpu::RowPasses& p) const {
+    if (p.bands == 2) return cpu::mlx_int8_two_bands(w, *int8_, base, y, p);
+    const size_t r0 = p.begin + p.first, r1 = p.begin + p.last;
     if (int8_) return cpu::mlx_int8_rows(w, *int8_, base, y, r0, r1);
     simd::mlx_gemv_rows(w, coded_, sums_, base, y, r0, r1);
   }
@@ -62,8 +69,9 @@ void gemv(CpuBackend& cpu, const MlxGemvArgs& a) {
                     cpu.launch_scratch(prepared_floats(int8, a.cols, a.group_size)));
   const simd::MlxRows w = rows_of<Bits, E>(a.w, a.cols, a.group_size);
   float* y = host_ptr<float>(a.y);
-  cpu::parallel_gemv_rows(cpu.pool(), a.rows, size_t{a.cols} * Bits / 8,
-                          [&](size_t begin, size_t end) { x.rows(w, nullptr, y, begin, end); });
+  const size_t row_bytes = size_t{a.cols} * Bits / 8, segments[] = {a.rows};
+  cpu::parallel_row_passes(cpu.pool(), segments, x.bands(row_bytes), row_bytes,
+                           [&](size_t, const cpu::RowPasses& p) { x.rows(w, nullptr, y, p); });
 }
 
 template <uint32_t Bits, typename E>
@@ -76,11 +84,10 @@ void gemv_pair(CpuBackend& cpu, const MlxGemvPairArgs& a) {
   float* y0 = host_ptr<float>(a.y0);
   float* y1 = host_ptr<float>(a.y1);
   // Both matrices split across all threads.
-  const size_t segments[] = {a.rows0, a.rows1};
-  cpu::parallel_row_passes(cpu.pool(), segments, 1, size_t{a.cols} * Bits / 8,
+  const size_t row_bytes = size_t{a.cols} * Bits / 8, segments[] = {a.rows0, a.rows1};
+  cpu::parallel_row_passes(cpu.pool(), segments, x.bands(row_bytes), row_bytes,
                            [&](size_t segment, const cpu::RowPasses& p) {
-                             x.rows(segment == 0 ? w0 : w1, nullptr, segment == 0 ? y0 : y1, p.begin + p.first,
-                                    p.begin + p.last);
+                             x.rows(segment == 0 ? w0 : w1, nullptr, segment == 0 ? y0 : y1, p);
                            });
 }
 
@@ -93,9 +100,9 @@ void gemv_silu_gate(CpuBackend& cpu, const MlxGemvSiluGateArgs& a) {
   const simd::MlxRows w = rows_of<Bits, E>(a.w, a.cols, a.group_size);
   const float* residual = a.residual.is_null() ? nullptr : host_ptr<const float>(a.residual);
   float* y = host_ptr<float>(a.y);
-  cpu::parallel_gemv_rows(cpu.pool(), a.rows, size_t{a.cols} * Bits / 8, [&](size_t begin, size_t end) {
-    x.rows(w, residual, y, begin, end);
-  });
+  const size_t row_bytes = size_t{a.cols} * Bits / 8, segments[] = {a.rows};
+  cpu::parallel_row_passes(cpu.pool(), segments, x.bands(row_bytes), row_bytes,
+                           [&](size_t, const cpu::RowPasses& p) { x.rows(w, residual, y, p); });
 }
 
 template <uint32_t Bits, typename E>

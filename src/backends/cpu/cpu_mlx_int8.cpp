@@ -6,8 +6,9 @@
 // pair sums stay inside int16 only for codes below 128). Each lane's sum is
 // converted once and scaled by x's block scale for the lane times its group's
 // scale: a broadcast, or, where a vector spans several groups (4-bit codes in
-// 64-byte vectors), a lane permute of the row's scales. Rows are walked one
-// after another, one read stream per task, as in the float kernels.
+// 64-byte vectors), a lane permute of the row's scales. Rows of up to 4 KB
+// are walked two at a time, one from each of two bands (two read streams per
+// task, x's loads shared), longer ones one after another (cpu_mlx.cpp).
 #ifndef HWY_WANT_AVX3_DL
 #define HWY_WANT_AVX3_DL 1  // Ice Lake and later: the VNNI instructions
 #endif
@@ -61,55 +62,100 @@ HWY_INLINE auto group_of_lanes(DB, size_t group_bytes) {
   return hn::SetTableIndices(df, group_of_lane);
 }
 
-// The code part of one row, sum over lanes of lane sum * x's block scale *
-// group scale, over the row's code bytes [begin, end) in vectors of db.
+// The code parts of K rows, for each the sum over lanes of lane sum * x's
+// block scale * group scale, over the rows' code bytes [begin, end) in vectors
+// of db; the rows share x's loads, and each row is summed as one alone is.
 // group_shift is log2 of a group's bytes. Where a vector lies in one group its
 // scale is a broadcast: a vector load of the scales, a group (4 bytes) further
 // on each time, straddled two cache lines 15 times in 16 (int8 mlx8 from
 // cache: 35-51 -> 46-66 GB/s).
-template <unsigned Bits, class DB, class Indices>
-HWY_INLINE float code_part(DB db, const uint8_t* codes, const MlxInt8Activations& x, size_t cols,
-                           size_t group_shift, Indices spread, const float* scales, size_t begin, size_t end) {
+template <unsigned Bits, size_t K, class DB, class Indices>
+HWY_INLINE void code_parts(DB db, const uint8_t* const (&codes)[K], const MlxInt8Activations& x, size_t cols,
+                           size_t group_shift, Indices spread, const float* const* scales, size_t begin, size_t end,
+                           float* out) {
   const hn::Repartition<float, DB> df;
   const size_t n = hn::Lanes(db);
-  auto total = hn::Zero(df);
-  const auto step = [&](size_t o, auto group_scales) {
+  hn::Vec<decltype(df)> total[K];
+  for (size_t k = 0; k < K; ++k) total[k] = hn::Zero(df);
+  const auto step = [&](size_t k, size_t o, auto group_scales) {
     const auto factors = hn::Mul(group_scales, hn::LoadU(df, x.lane_scales + o / 4));
-    total = hn::MulAdd(hn::ConvertTo(df, lane_sums<Bits>(db, codes, x.codes, cols / 2, o)), factors, total);
+    total[k] = hn::MulAdd(hn::ConvertTo(df, lane_sums<Bits>(db, codes[k], x.codes, cols / 2, o)), factors, total[k]);
   };
   if (n <= (size_t{1} << group_shift)) {  // one group per vector: a broadcast
-    for (size_t o = begin; o < end; o += n) step(o, hn::Set(df, scales[o >> group_shift]));
+    for (size_t o = begin; o < end; o += n) {
+      for (size_t k = 0; k < K; ++k) step(k, o, hn::Set(df, scales[k][o >> group_shift]));
+    }
   } else {
     for (size_t o = begin; o < end; o += n) {
-      step(o, hn::TableLookupLanes(hn::LoadU(df, scales + (o >> group_shift)), spread));
+      for (size_t k = 0; k < K; ++k) {
+        step(k, o, hn::TableLookupLanes(hn::LoadU(df, scales[k] + (o >> group_shift)), spread));
+      }
     }
   }
-  return hn::GetLane(hn::SumOfLanes(df, total));
+  for (size_t k = 0; k < K; ++k) out[k] = hn::GetLane(hn::SumOfLanes(df, total[k]));
 }
+
+// The rows of one matrix, K at a time: in 64-byte vectors, then 16-byte ones
+// for what is left of a row past its last full vector (a multiple of a
+// group's bytes, of which there are at least 16).
+template <unsigned Bits>
+class RowDots {
+ public:
+  explicit RowDots(const simd::MlxRows& w)
+      : codes_(reinterpret_cast<const uint8_t*>(w.codes)),
+        cols_(w.cols),
+        row_bytes_(w.cols * Bits / 8),
+        full_(row_bytes_ / hn::Lanes(DB()) * hn::Lanes(DB())),
+        group_shift_(static_cast<size_t>(hwy::FloorLog2(w.group_size * Bits / 8))),
+        spread_(group_of_lanes(DB(), size_t{1} << group_shift_)),
+        spread16_(group_of_lanes(DB16(), size_t{1} << group_shift_)) {}
+
+  // y[rows[k]] = base (0 if null) + row . x for K rows, given each one's scales and bias term.
+  template <size_t K>
+  void run(const size_t* rows, const float* const* scales, const float* bias_terms, const MlxInt8Activations& x,
+           const float* base, float* y) const {
+    const uint8_t* codes[K];
+    for (size_t k = 0; k < K; ++k) codes[k] = codes_ + rows[k] * row_bytes_;
+    float dot[K];
+    code_parts<Bits, K>(DB(), codes, x, cols_, group_shift_, spread_, scales, 0, full_, dot);
+    if (full_ < row_bytes_) {
+      float rest[K];
+      code_parts<Bits, K>(DB16(), codes, x, cols_, group_shift_, spread16_, scales, full_, row_bytes_, rest);
+      for (size_t k = 0; k < K; ++k) dot[k] += rest[k];
+    }
+    for (size_t k = 0; k < K; ++k) y[rows[k]] = (base ? base[rows[k]] : 0.0f) + dot[k] + bias_terms[k];
+  }
+
+ private:
+  using DB = hn::CappedTag<uint8_t, 64>;
+  using DB16 = hn::CappedTag<uint8_t, 16>;
+  const uint8_t* codes_;
+  size_t cols_, row_bytes_, full_, group_shift_;
+  decltype(group_of_lanes(DB(), 1)) spread_;
+  decltype(group_of_lanes(DB16(), 1)) spread16_;
+};
 
 template <unsigned Bits, typename T>
 void rows_t(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y, size_t r0,
             size_t r1) {
-  const hn::CappedTag<uint8_t, 64> db;
-  // Vectors of 16 bytes for what is left of a row past its last full vector:
-  // a multiple of a group's bytes, of which there are at least 16.
-  const hn::CappedTag<uint8_t, 16> db16;
-  const hn::CappedTag<float, 16> df;
-  const size_t group_bytes = w.group_size * Bits / 8;
-  const size_t group_shift = static_cast<size_t>(hwy::FloorLog2(group_bytes));
-  const size_t row_bytes = w.cols * Bits / 8, full = row_bytes / hn::Lanes(db) * hn::Lanes(db);
-  const auto spread = group_of_lanes(db, group_bytes);
-  const auto spread16 = group_of_lanes(db16, group_bytes);
-  const size_t groups = w.cols / w.group_size;
-  for_each_mlx_row(df, static_cast<const T*>(w.scales), static_cast<const T*>(w.biases), x.group_sums, groups, r0, r1,
+  const RowDots<Bits> dots(w);
+  for_each_mlx_row(hn::CappedTag<float, 16>(), static_cast<const T*>(w.scales), static_cast<const T*>(w.biases),
+                   x.group_sums, w.cols / w.group_size, r0, r1,
                    [&](size_t r, const float* scales, float bias_term) {
-                     const uint8_t* codes = reinterpret_cast<const uint8_t*>(w.codes) + r * row_bytes;
-                     float dot = code_part<Bits>(db, codes, x, w.cols, group_shift, spread, scales, 0, full);
-                     if (full < row_bytes) {
-                       dot += code_part<Bits>(db16, codes, x, w.cols, group_shift, spread16, scales, full, row_bytes);
-                     }
-                     y[r] = (base ? base[r] : 0.0f) + dot + bias_term;
+                     dots.template run<1>(&r, &scales, &bias_term, x, base, y);
                    });
+}
+
+template <unsigned Bits, typename T>
+void two_bands_t(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+                 const RowPasses& p) {
+  const RowDots<Bits> dots(w);
+  for_each_mlx_pass(hn::CappedTag<float, 16>(), static_cast<const T*>(w.scales), static_cast<const T*>(w.biases),
+                    x.group_sums, w.cols / w.group_size, p,
+                    [&](size_t count, const size_t* rows, const float* const* scales, const float* bias_terms) {
+                      if (count == 2) return dots.template run<2>(rows, scales, bias_terms, x, base, y);
+                      dots.template run<1>(rows, scales, bias_terms, x, base, y);
+                    });
 }
 
 template <unsigned Bits>
@@ -128,6 +174,22 @@ void MlxInt8Rows(const simd::MlxRows& w, const MlxInt8Activations& x, const floa
   return rows_for<8>(w, x, base, y, r0, r1);
 }
 
+template <unsigned Bits>
+void two_bands_for(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+                   const RowPasses& p) {
+  switch (w.scale_type) {
+    case simd::WeightType::kF32: return two_bands_t<Bits, float>(w, x, base, y, p);
+    case simd::WeightType::kBF16: return two_bands_t<Bits, hwy::bfloat16_t>(w, x, base, y, p);
+    case simd::WeightType::kF16: return two_bands_t<Bits, hwy::float16_t>(w, x, base, y, p);
+  }
+}
+
+void MlxInt8TwoBands(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+                     const RowPasses& p) {
+  if (w.bits == 4) return two_bands_for<4>(w, x, base, y, p);
+  return two_bands_for<8>(w, x, base, y, p);
+}
+
 #else  // HWY_TARGET == HWY_SCALAR: the scalar twin.
 
 void MlxInt8Rows(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y, size_t r0,
@@ -135,6 +197,11 @@ void MlxInt8Rows(const simd::MlxRows& w, const MlxInt8Activations& x, const floa
   for (size_t r = r0; r < r1; ++r) {
     y[r] = (base ? base[r] : 0.0f) + static_cast<float>(mlx_int8_row_dot(w, r, x));
   }
+}
+
+void MlxInt8TwoBands(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+                     const RowPasses& p) {
+  for_each_row(p, [&](size_t r) { y[r] = (base ? base[r] : 0.0f) + static_cast<float>(mlx_int8_row_dot(w, r, x)); });
 }
 #endif  // HWY_TARGET != HWY_SCALAR
 
@@ -145,10 +212,16 @@ HWY_AFTER_NAMESPACE();
 namespace qwen35::cpu {
 
 HWY_EXPORT(MlxInt8Rows);
+HWY_EXPORT(MlxInt8TwoBands);
 
 void mlx_int8_rows(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y, size_t r0,
                    size_t r1) {
   HWY_DYNAMIC_DISPATCH(MlxInt8Rows)(w, x, base, y, r0, r1);
+}
+
+void mlx_int8_two_bands(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+                        const RowPasses& passes) {
+  HWY_DYNAMIC_DISPATCH(MlxInt8TwoBands)(w, x, base, y, passes);
 }
 
 }  // namespace qwen35::cpu

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cpu/float_loads-inl.h"
+#include "cpu/row_bands.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -60,6 +61,49 @@ HWY_INLINE void for_each_mlx_row(DF df, const T* s, const T* b, const float* x_s
     const float next_bias_term = r + 1 < r1 ? convert(r + 1) : 0.0f;
     body(r, buffer.data() + r % 2 * stride, bias_term);
     bias_term = next_bias_term;
+  }
+}
+
+// for_each_mlx_row for the passes of p in two bands (row_bands.h): calls
+// body(count, rows, scales, bias_terms) for each pass in order, count = 2 rows
+// for a pass of the bands and 1 for a row left over after them, each row's
+// scales and bias term as for_each_mlx_row gives them. A pass's rows are
+// converted before the previous pass's body runs, for the same reason.
+template <class DF, typename T, class Body>
+HWY_INLINE void for_each_mlx_pass(DF df, const T* s, const T* b, const float* x_sums, size_t groups,
+                                  const RowPasses& p, const Body& body) {
+  QWEN35_ASSERT(p.bands == 2);
+  if (p.first >= p.last) return;
+  const size_t stride = groups + hn::MaxLanes(df);
+  thread_local std::vector<float> buffer;
+  buffer.resize(4 * stride);
+  const size_t band = (p.end - p.begin) / 2;
+  struct Pass {
+    size_t count;
+    size_t rows[2];
+    float bias_terms[2];
+  };
+  // Pass j's rows and bias terms, its scales into the buffer's half j % 2.
+  const auto convert = [&](size_t j) {
+    Pass pass;
+    if (j < band) {
+      pass = Pass{2, {p.begin + j, p.begin + band + j}, {}};
+    } else {
+      pass = Pass{1, {p.begin + 2 * band + (j - band), 0}, {}};
+    }
+    for (size_t k = 0; k < pass.count; ++k) {
+      const size_t r = pass.rows[k];
+      pass.bias_terms[k] = mlx_row_scales(df, s + r * groups, b + r * groups, x_sums, groups,
+                                          buffer.data() + (2 * (j % 2) + k) * stride);
+    }
+    return pass;
+  };
+  Pass pass = convert(p.first);
+  for (size_t j = p.first; j < p.last; ++j) {
+    const Pass next = j + 1 < p.last ? convert(j + 1) : Pass{};
+    const float* scales[2] = {buffer.data() + 2 * (j % 2) * stride, buffer.data() + (2 * (j % 2) + 1) * stride};
+    body(pass.count, pass.rows, scales, pass.bias_terms);
+    pass = next;
   }
 }
 
