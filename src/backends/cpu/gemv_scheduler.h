@@ -28,8 +28,8 @@ using RowPassesBody = std::function<void(size_t segment, const RowPasses& passes
 void parallel_row_passes(ThreadPool& pool, std::span<const size_t> segment_rows, size_t bands, size_t row_bytes,
                          const RowPassesBody& body);
 
-// One matrix read a row at a time (the dense and MLX gemvs, and the Gated
-// DeltaNet kernels' channels): body(begin, end) computes rows [begin, end).
+// One matrix read a row at a time (the Gated DeltaNet kernels' channels,
+// attention's pieces): body(begin, end) computes rows [begin, end).
 template <typename Body>
 void parallel_gemv_rows(ThreadPool& pool, size_t rows, size_t row_bytes, const Body& body) {
   const size_t segments[] = {rows};
