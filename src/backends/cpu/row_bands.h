@@ -3,9 +3,10 @@
 // and share per-block work (x's loads, scale unpacking) across the M rows; each
 // band is one long sequential read stream, where adjacent rows (0.5-7 KB each)
 // would be short streams that the hardware prefetcher barely ramps up on. The
-// dense gemvs, memory-bound, walk rows of up to 4 KB in two bands and longer
-// ones one after another (one band), as the MLX gemvs walk all of theirs; each
-// choice is what measured fastest on these hosts (docs/performance.md).
+// dense gemvs and the integer MLX ones walk rows of up to 4 KB in two bands and
+// longer ones one after another (one band), as the float MLX gemvs walk all of
+// theirs; each choice is what measured fastest on these hosts
+// (docs/performance.md).
 #pragma once
 
 #include <algorithm>

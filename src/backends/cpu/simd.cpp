@@ -307,7 +307,8 @@ using cpu::HWY_NAMESPACE::nibble_values;
 // nibbles: two FMA chains) scaled once at the group's end, and the bias term
 // from the precomputed group sums of x. At most 16 lanes, so that a vector
 // never straddles the 16 bytes of a 4-bit block of 32 codes. Rows are walked
-// one after another, one read stream per task, as the dense gemv's. A row's
+// one after another, one read stream per task: the kernel is bound by its
+// shuffles, which rows taken two at a time would not share. A row's
 // scales are converted to floats and its bias term summed before its codes
 // are read (mlx_scales-inl.h).
 template <unsigned Bits>
