@@ -17,11 +17,11 @@ size_t row_bytes(uint32_t cols) {
   return size_t{cols} * sizeof(typename E::Storage);
 }
 
-// Rows up to 4 KB are read in two bands, longer ones one after another
-// (simd.cpp's gemv_two_bands_t says what each measured).
+// Short rows are read in two bands, longer ones one after another
+// (row_bands.h; simd.cpp's gemv_two_bands_t says what each measured).
 template <typename E>
 size_t bands_for(uint32_t cols) {
-  return row_bytes<E>(cols) <= 4096 ? 2 : 1;
+  return row_bytes<E>(cols) <= cpu::kTwoBandMaxRowBytes ? 2 : 1;
 }
 
 // y = base + W x for the rows of passes p of W (base may be null).

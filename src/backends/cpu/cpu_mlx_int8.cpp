@@ -19,6 +19,7 @@
 #include "cpu/int8_dot-inl.h"
 #include "cpu/mlx_scales-inl.h"
 
+#include <type_traits>
 #include <vector>
 
 #include "cpu/mlx_int8.h"
@@ -158,36 +159,31 @@ void two_bands_t(const simd::MlxRows& w, const MlxInt8Activations& x, const floa
                     });
 }
 
-template <unsigned Bits>
-void rows_for(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y, size_t r0,
-              size_t r1) {
-  switch (w.scale_type) {
-    case simd::WeightType::kF32: return rows_t<Bits, float>(w, x, base, y, r0, r1);
-    case simd::WeightType::kBF16: return rows_t<Bits, hwy::bfloat16_t>(w, x, base, y, r0, r1);
-    case simd::WeightType::kF16: return rows_t<Bits, hwy::float16_t>(w, x, base, y, r0, r1);
-  }
+// Calls f(bits, scale) with the matrix's code width as an integral constant
+// and a value of its scale type, to instantiate the kernels for both.
+template <typename F>
+void with_layout(const simd::MlxRows& w, const F& f) {
+  const auto with_scale = [&](auto bits) {
+    switch (w.scale_type) {
+      case simd::WeightType::kF32: return f(bits, float{});
+      case simd::WeightType::kBF16: return f(bits, hwy::bfloat16_t{});
+      case simd::WeightType::kF16: return f(bits, hwy::float16_t{});
+    }
+  };
+  if (w.bits == 4) return with_scale(std::integral_constant<unsigned, 4>());
+  with_scale(std::integral_constant<unsigned, 8>());
 }
 
 void MlxInt8Rows(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y, size_t r0,
                  size_t r1) {
-  if (w.bits == 4) return rows_for<4>(w, x, base, y, r0, r1);
-  return rows_for<8>(w, x, base, y, r0, r1);
-}
-
-template <unsigned Bits>
-void two_bands_for(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
-                   const RowPasses& p) {
-  switch (w.scale_type) {
-    case simd::WeightType::kF32: return two_bands_t<Bits, float>(w, x, base, y, p);
-    case simd::WeightType::kBF16: return two_bands_t<Bits, hwy::bfloat16_t>(w, x, base, y, p);
-    case simd::WeightType::kF16: return two_bands_t<Bits, hwy::float16_t>(w, x, base, y, p);
-  }
+  with_layout(w, [&](auto bits, auto scale) {
+    rows_t<decltype(bits)::value, decltype(scale)>(w, x, base, y, r0, r1);
+  });
 }
 
 void MlxInt8TwoBands(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
                      const RowPasses& p) {
-  if (w.bits == 4) return two_bands_for<4>(w, x, base, y, p);
-  return two_bands_for<8>(w, x, base, y, p);
+  with_layout(w, [&](auto bits, auto scale) { two_bands_t<decltype(bits)::value, decltype(scale)>(w, x, base, y, p); });
 }
 
 #else  // HWY_TARGET == HWY_SCALAR: the scalar twin.

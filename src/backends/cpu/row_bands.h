@@ -32,6 +32,11 @@ struct RowPasses {
 // How many passes rows [begin, begin + rows) take in `bands` bands.
 constexpr size_t pass_count(size_t rows, size_t bands) { return rows / bands + rows % bands; }
 
+// The memory-bound gemvs (the dense ones, and the MLX ones with x in 8 bits)
+// walk rows of up to this many bytes in two bands, longer ones in one: rows
+// of 7 KB read no faster in two (docs/performance.md, nineteenth session).
+constexpr size_t kTwoBandMaxRowBytes = 4096;
+
 // y[r] = base[r] (0 if base is null) + dot of row r, for the rows of passes p:
 // dot(std::integral_constant<size_t, K>, size_t first, size_t stride, float* out)
 // computes the K rows first + k * stride at once, K = M (= p.bands) for the

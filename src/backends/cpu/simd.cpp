@@ -85,13 +85,9 @@ void gemv_two_bands_t(const T* w, const float* x, const float* base, float* y, c
                       size_t cols) {
   cpu::for_row_bands<2>(p, base, y, [&](auto rows_constant, size_t first, size_t stride, float* out) {
     constexpr size_t K = decltype(rows_constant)::value;
-    if constexpr (K == 1) {
-      const T* const rows[1] = {w + first * cols};
-      dot_rows_t<1>(rows, x, cols, out);
-    } else {
-      const T* const rows[2] = {w + first * cols, w + (first + stride) * cols};
-      dot_rows_t<2>(rows, x, cols, out);
-    }
+    const T* rows[K];
+    for (size_t k = 0; k < K; ++k) rows[k] = w + (first + k * stride) * cols;
+    dot_rows_t<K>(rows, x, cols, out);
   });
 }
 
