@@ -64,13 +64,6 @@ HWY_INLINE auto group_of_lanes(DB, size_t group_bytes) {
   return hn::SetTableIndices(df, group_of_lane);
 }
 
-// How far ahead of its reads each row's stream of codes is prefetched: 4 KB,
-// 8 rows of 4-bit codes at 1024 columns. Decode with x in 8 bits, per token
-// with and without in one process: mlx4 8-13% faster at 2 or 4 KB, 6-9% at
-// 1 KB; mlx8 no faster, and no slower at 4 KB (docs/performance.md,
-// twentieth session).
-constexpr size_t kCodePrefetchBytes = 4096;
-
 // The code parts of K rows, for each the sum over lanes of lane sum * x's
 // block scale * group scale, over the rows' code bytes [begin, end) in vectors
 // of db; the rows share x's loads, and each row is summed as one alone is.
@@ -87,7 +80,7 @@ HWY_INLINE void code_parts(DB db, const uint8_t* const (&codes)[K], const MlxInt
   hn::Vec<decltype(df)> total[K];
   for (size_t k = 0; k < K; ++k) total[k] = hn::Zero(df);
   const auto step = [&](size_t k, size_t o, auto group_scales) {
-    if (o % 64 == 0) prefetch_past(codes[k] + o, kCodePrefetchBytes);
+    if (o % 64 == 0) prefetch_past(codes[k] + o, kMlxCodePrefetchBytes);
     const auto factors = hn::Mul(group_scales, hn::LoadU(df, x.lane_scales + o / 4));
     total[k] = hn::MulAdd(hn::ConvertTo(df, lane_sums<Bits>(db, codes[k], x.codes, cols / 2, o)), factors, total[k]);
   };

@@ -29,6 +29,13 @@ HWY_INLINE void prefetch_past(const void* p, size_t bytes) {
   hwy::Prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) + bytes));
 }
 
+// How far ahead of its reads each stream of a matrix's codes is prefetched
+// by both MLX gemvs: 4 KB, 8 rows of 4-bit codes at 1024 columns. Decode,
+// per token with and without in one process: with x in 8 bits mlx4 8-13%
+// faster at 2 or 4 KB (6-9% at 1 KB), mlx8 no faster and no slower; with
+// float x 2-5% faster (docs/performance.md, twentieth session).
+constexpr size_t kMlxCodePrefetchBytes = 4096;
+
 // scales[g] = s[g] as floats for g < groups; returns sum_g b[g] * x_sums[g].
 template <class DF, typename T>
 HWY_INLINE float mlx_row_scales(DF df, const T* s, const T* b, const float* x_sums, size_t groups, float* scales) {

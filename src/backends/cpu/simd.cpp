@@ -294,8 +294,10 @@ float ReadStreams(const float* p, size_t count, size_t streams, size_t prefetch_
 }
 
 using cpu::HWY_NAMESPACE::for_each_mlx_row;
+using cpu::HWY_NAMESPACE::kMlxCodePrefetchBytes;
 using cpu::HWY_NAMESPACE::nibble_table;
 using cpu::HWY_NAMESPACE::nibble_values;
+using cpu::HWY_NAMESPACE::prefetch_past;
 
 // MLX affine rows: codes widened u8 -> u32 -> f32 in registers (4-bit codes
 // split by a shift and read by nibble_values, matched by x in code order), two
@@ -306,7 +308,7 @@ using cpu::HWY_NAMESPACE::nibble_values;
 // one after another, one read stream per task: the kernel is bound by its
 // shuffles, which rows taken two at a time would not share. A row's
 // scales are converted to floats and its bias term summed before its codes
-// are read (mlx_scales-inl.h).
+// are read (mlx_scales-inl.h), and the codes 4 KB on are prefetched.
 template <unsigned Bits>
 HWY_INLINE float mlx_dot_row(const MlxRows& w, size_t row, const float* xc, const float* scale) {
   const hn::CappedTag<float, 16> df;
@@ -317,6 +319,7 @@ HWY_INLINE float mlx_dot_row(const MlxRows& w, size_t row, const float* xc, cons
   const size_t groups = w.cols / w.group_size;
   const auto widen = [&](auto codes) { return hn::ConvertTo(df, hn::BitCast(di, codes)); };
   const uint8_t* q = reinterpret_cast<const uint8_t*>(w.codes) + row * (w.cols * Bits / 8);
+  for (size_t line = 0; line < w.cols * Bits / 8; line += 64) prefetch_past(q, kMlxCodePrefetchBytes + line);
   auto total = hn::Zero(df);
   for (size_t g = 0; g < groups; ++g) {
     const size_t begin = g * w.group_size, end = begin + w.group_size;
