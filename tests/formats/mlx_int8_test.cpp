@@ -55,6 +55,14 @@ TEST(MlxInt8Activations, CodesInCodeOrderWithTheirBlockScales) {
         ASSERT_EQ(code, q.q[c]) << "element " << c;
         ASSERT_EQ(m.x.lane_scales[c * bits / 32], q.scale[c / 32]) << "element " << c;
       }
+      if (bits == 4) {  // per 512 elements (256 code bytes), block 4 v + c's scale in lane 4 c + v
+        for (uint32_t quad = 0; quad < cols / 512; ++quad) {
+          for (uint32_t lane = 0; lane < 16; ++lane) {
+            ASSERT_EQ(m.x.quad_scales[16 * quad + lane], q.scale[16 * quad + 4 * (lane % 4) + lane / 4])
+                << "quad " << quad << ", lane " << lane;
+          }
+        }
+      }
       for (uint32_t g = 0; g < cols / gs; ++g) {  // the sums of x as quantized
         double sum = 0, magnitude = 0;
         for (uint32_t k = g * gs; k < (g + 1) * gs; ++k) {

@@ -20,6 +20,8 @@ struct MlxInt8Activations {
                              // then those of its odd ones, cols / 2 each
   const float* lane_scales;  // for each 4 bytes of a row's codes, the scale of the block of x they meet
   const float* group_sums;   // cols / group_size sums of x as quantized: block scale times code sum, per block
+  const float* quad_scales;  // 4 bits: the block scales in the order the AVX-512 kernel's quads sum their lanes
+                             // (cpu_mlx_int8.cpp): per 256 code bytes, lane 4 c + v has block 4 v + c
 };
 
 // Floats of scratch that quantize_mlx_activations needs.

@@ -15,8 +15,8 @@ size_t mlx_part(size_t cols) { return (int8_activation_floats(cols) + 15) / 16 *
 }  // namespace
 
 size_t mlx_int8_activation_floats(size_t cols, size_t group_size) {
-  // the reordered 4-bit codes (4 per float), lane scales, group sums
-  return mlx_part(cols) + cols / 4 + cols / 4 + cols / group_size;
+  // the reordered 4-bit codes (4 per float), lane scales, group sums, quad scales
+  return mlx_part(cols) + cols / 4 + cols / 4 + cols / group_size + cols / 32;
 }
 
 MlxInt8Activations quantize_mlx_activations(const float* x, size_t cols, unsigned bits, size_t group_size,
@@ -26,6 +26,7 @@ MlxInt8Activations quantize_mlx_activations(const float* x, size_t cols, unsigne
   auto* codes = reinterpret_cast<int8_t*>(rest);
   float* lane_scales = rest + cols / 4;
   float* group_sums = lane_scales + cols / 4;
+  float* quad_scales = group_sums + cols / group_size;
   if (bits == 4) {
     for (size_t k = 0; k < cols / 2; ++k) {
       codes[k] = q.q[2 * k];
@@ -48,8 +49,20 @@ MlxInt8Activations quantize_mlx_activations(const float* x, size_t cols, unsigne
     for (size_t b = g * blocks_per_group; b < (g + 1) * blocks_per_group; ++b) s += q.sums[b];
     group_sums[g] = s;
   }
+  // A quad's 16 blocks of 16 code bytes (4 bits: 32 elements, one block of
+  // x) lie in 4 vectors v of 4 blocks c each: block 4 v + c goes to lane 4 c + v.
+  if (bits == 4) {
+    for (size_t quad = 0; quad < cols / 512; ++quad) {
+      for (size_t v = 0; v < 4; ++v) {
+        for (size_t c = 0; c < 4; ++c) quad_scales[16 * quad + 4 * c + v] = q.scale[16 * quad + 4 * v + c];
+      }
+    }
+  }
   // 8-bit codes meet x's codes in order: q's own.
-  return MlxInt8Activations{.codes = bits == 4 ? codes : q.q, .lane_scales = lane_scales, .group_sums = group_sums};
+  return MlxInt8Activations{.codes = bits == 4 ? codes : q.q,
+                            .lane_scales = lane_scales,
+                            .group_sums = group_sums,
+                            .quad_scales = quad_scales};
 }
 
 namespace {
