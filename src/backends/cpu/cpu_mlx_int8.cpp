@@ -107,6 +107,11 @@ HWY_INLINE auto group_of_quad_lanes(DB, size_t group_bytes) {
   return hn::SetTableIndices(df, group_of_lane);
 }
 
+// Quads on x86's 64-byte vectors alone: block_sums counts on interleaves
+// within 128-bit blocks (SVE's interleave whole halves), and quad_scales is
+// in the order of four 128-bit blocks per vector.
+constexpr bool kQuads = HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3;
+
 // The code parts of K rows, for each the sum over lanes of lane sum * x's
 // block scale * group scale, over the rows' code bytes [begin, end) in vectors
 // of db; the rows share x's loads, and each row is summed as one alone is.
@@ -183,7 +188,7 @@ class RowDots {
         cols_(w.cols),
         row_bytes_(w.cols * Bits / 8),
         full_(row_bytes_ / hn::Lanes(DB()) * hn::Lanes(DB())),
-        quads_(Bits == 4 && hn::Lanes(DB()) == 64 ? row_bytes_ / 256 * 256 : 0),
+        quads_(Bits == 4 && kQuads ? row_bytes_ / 256 * 256 : 0),
         group_shift_(static_cast<size_t>(hwy::FloorLog2(w.group_size * Bits / 8))),
         spread_(group_of_lanes(DB(), size_t{1} << group_shift_)),
         quad_spread_(group_of_quad_lanes(DB(), size_t{1} << group_shift_)),
