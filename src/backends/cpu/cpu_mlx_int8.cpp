@@ -6,7 +6,9 @@
 // pair sums stay inside int16 only for codes below 128). Each lane's sum is
 // converted once and scaled by x's block scale for the lane times its group's
 // scale: a broadcast, or, where a vector spans several groups (4-bit codes in
-// 64-byte vectors), a lane permute of the row's scales. Rows of up to 4 KB
+// 64-byte vectors), a lane permute of the row's scales; 4-bit codes on
+// AVX-512 first add each block of x's four lanes, four vectors at a time
+// (block_sums), and convert those. Rows of up to 4 KB
 // are walked two at a time, one from each of two bands (two read streams per
 // task, x's loads shared), longer ones one after another (cpu_mlx.cpp), each
 // stream prefetched ahead of its reads.
