@@ -6,7 +6,6 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/attention_simd.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "cpu/simd_common-inl.h"
 
@@ -15,6 +14,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "cpu/prefetch.h"
 #include "cpu/simd.h"
 #include "qwen35/dtype.h"
 
@@ -22,17 +22,11 @@ HWY_BEFORE_NAMESPACE();
 namespace qwen35::simd::HWY_NAMESPACE {
 // hn, DF, VF, load_f32, to_f32 and sum: simd_common-inl.h.
 
-// `bytes` past p, for prefetching: the address may lie past the matrix (its last
-// rows), which a prefetch tolerates, so it is formed as an integer.
-HWY_INLINE const void* ahead(const void* p, size_t bytes) {
-  return reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(p) + bytes);
-}
-
 // Prefetches the lines of the 2n elements at p, `bytes` on (nothing when 0).
 template <typename T>
 HWY_INLINE void prefetch_step(const T* p, size_t bytes, size_t n) {
   if (bytes == 0) return;
-  for (size_t line = 0; line < 2 * n * sizeof(T); line += 64) hwy::Prefetch(ahead(p, bytes + line));
+  for (size_t line = 0; line < 2 * n * sizeof(T); line += 64) cpu::prefetch_past(p, bytes + line);
 }
 
 // Attention's two inner loops work on a few query heads (those sharing a KV
@@ -145,7 +139,7 @@ struct Fp8Slice {
   float at(size_t i) const { return fp8_e4m3_to_f32(codes[i]) * bf16_at(scales + i / 16); }
   void prefetch(size_t i, size_t bytes, size_t n) const {
     prefetch_step(codes + i, bytes, n);
-    hwy::Prefetch(ahead(scales + i / 16, bytes));
+    cpu::prefetch_past(scales + i / 16, bytes);
   }
 };
 
@@ -304,10 +298,10 @@ void attention_scores_t(const Rows& rows, const KvBlock& k, const float* queries
       });
     }
     if (k.companion_rows != nullptr) {
-      // The companion block may run past the cache's end: its addresses are formed as integers (ahead).
+      // The companion block may run past the cache's end, which prefetch_past tolerates.
       const size_t row_bytes = rows.row_bytes();
       for (size_t line = 0; line < row_bytes; line += 64) {
-        hwy::Prefetch(ahead(k.companion_rows, b * row_bytes + line));
+        cpu::prefetch_past(k.companion_rows, b * row_bytes + line);
       }
     }
   }

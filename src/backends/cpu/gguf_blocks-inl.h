@@ -15,8 +15,8 @@
 
 #include "cpu/gguf_rows.h"
 #include "cpu/nibbles-inl.h"
+#include "cpu/prefetch.h"
 #include "cpu/row_bands.h"
-#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "qwen35/gguf_quants.h"
 
@@ -74,9 +74,8 @@ HWY_INLINE void block_scales(const Block* const* b, size_t i, float* out) {
 template <size_t R, typename Block, size_t kRowsAhead = 1>
 HWY_INLINE void prefetch_next_rows(const Block* const* b, size_t blocks, size_t i) {
   for (size_t r = 0; r < R; ++r) {
-    const uintptr_t next = reinterpret_cast<uintptr_t>(b[r] + i) + kRowsAhead * blocks * sizeof(Block);
     for (size_t offset = 0; offset < sizeof(Block); offset += 64) {
-      hwy::Prefetch(reinterpret_cast<const char*>(next + offset));
+      cpu::prefetch_past(b[r] + i, kRowsAhead * blocks * sizeof(Block) + offset);
     }
   }
 }

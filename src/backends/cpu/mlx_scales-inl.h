@@ -11,23 +11,16 @@
 #define QWEN35_CPU_MLX_SCALES_INL_H_
 #endif
 
-#include <cstdint>
 #include <vector>
 
 #include "cpu/float_loads-inl.h"
+#include "cpu/prefetch.h"
 #include "cpu/row_bands.h"
-#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace qwen35::cpu::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
-
-// Prefetches the line `bytes` past p. The address may lie past the matrix
-// (its last rows), which a prefetch tolerates, so it is formed as an integer.
-HWY_INLINE void prefetch_past(const void* p, size_t bytes) {
-  hwy::Prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) + bytes));
-}
 
 // How far ahead of its reads each stream of a matrix's codes is prefetched
 // by both MLX gemvs: 4 KB, 8 rows of 4-bit codes at 1024 columns. Decode,

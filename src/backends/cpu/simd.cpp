@@ -5,7 +5,6 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/simd.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
-#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "cpu/simd_common-inl.h"
@@ -19,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cpu/prefetch.h"
 #include "cpu/row_bands.h"
 #include "cpu/simd.h"
 #include "qwen35/dtype.h"
@@ -281,7 +281,7 @@ float ReadStreams(const float* p, size_t count, size_t streams, size_t prefetch_
   size_t i = 0;
   for (; i + n <= part; i += n) {
     for (size_t s = 0; s < streams; ++s) {
-      if (prefetch_floats) hwy::Prefetch(p + s * part + i + prefetch_floats);
+      if (prefetch_floats) cpu::prefetch_past(p + s * part + i, prefetch_floats * sizeof(float));
       acc[s] = hn::Add(acc[s], hn::LoadU(df, p + s * part + i));
     }
   }
@@ -297,7 +297,6 @@ using cpu::HWY_NAMESPACE::for_each_mlx_row;
 using cpu::HWY_NAMESPACE::kMlxCodePrefetchBytes;
 using cpu::HWY_NAMESPACE::nibble_table;
 using cpu::HWY_NAMESPACE::nibble_values;
-using cpu::HWY_NAMESPACE::prefetch_past;
 
 // MLX affine rows: codes widened u8 -> u32 -> f32 in registers (4-bit codes
 // split by a shift and read by nibble_values, matched by x in code order), two
@@ -319,7 +318,7 @@ HWY_INLINE float mlx_dot_row(const MlxRows& w, size_t row, const float* xc, cons
   const size_t groups = w.cols / w.group_size;
   const auto widen = [&](auto codes) { return hn::ConvertTo(df, hn::BitCast(di, codes)); };
   const uint8_t* q = reinterpret_cast<const uint8_t*>(w.codes) + row * (w.cols * Bits / 8);
-  for (size_t line = 0; line < w.cols * Bits / 8; line += 64) prefetch_past(q, kMlxCodePrefetchBytes + line);
+  for (size_t line = 0; line < w.cols * Bits / 8; line += 64) cpu::prefetch_past(q, kMlxCodePrefetchBytes + line);
   auto total = hn::Zero(df);
   for (size_t g = 0; g < groups; ++g) {
     const size_t begin = g * w.group_size, end = begin + w.group_size;
