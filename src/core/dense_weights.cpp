@@ -3,6 +3,10 @@
 // ("gemv_bf16", "gemv_pair_bf16", "gemv_silu_gate_bf16", "row_to_f32_bf16").
 #include "qwen35/dense_weights.h"
 
+#include <vector>
+
+#include "qwen35/gguf_quants.h"
+
 namespace qwen35 {
 
 DenseWeights::DenseWeights(GpuBackend& gpu, DType dtype, uint32_t rows, uint32_t cols, DevicePtr data,
@@ -96,6 +100,16 @@ void DenseWeights::dequantize_row(GpuBackend& gpu, uint32_t row, DevicePtr y, St
 std::unique_ptr<DenseWeights> make_dense_weights(GpuBackend& gpu, DType dtype, uint32_t rows, uint32_t cols,
                                                  const void* host_data, Stream stream) {
   const size_t bytes = size_t{rows} * dtype_bytes(dtype, cols);
+  if (const DType layout = gpu.weight_layout(dtype, rows, cols); layout != dtype) {
+    QWEN35_ASSERT(dtype == DType::kQ4_0 && layout == DType::kQ4_0x16 && rows % 16 == 0);
+    std::vector<GgufBlockQ4_0x16> regrouped(bytes / sizeof(GgufBlockQ4_0x16));
+    gguf_pack_q4_0x16(static_cast<const GgufBlockQ4_0*>(host_data), rows, cols / 32, regrouped.data());
+    DeviceBuffer storage(gpu, bytes);
+    gpu.upload(storage.ptr(), regrouped.data(), bytes, stream);
+    gpu.synchronize(stream);  // before `regrouped` goes
+    const DevicePtr data = storage.ptr();
+    return std::make_unique<DenseWeights>(gpu, layout, rows, cols, data, std::move(storage));
+  }
   if (std::optional<DevicePtr> mapped = gpu.map_host(host_data, bytes)) {
     return std::make_unique<DenseWeights>(gpu, dtype, rows, cols, *mapped, DeviceBuffer());
   }

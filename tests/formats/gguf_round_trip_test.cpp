@@ -118,6 +118,7 @@ INSTANTIATE_TEST_SUITE_P(Goldens, GgufInt8Activations,
                                            Int8Case{"tiny", DType::kQ6_K, 0.12, 0.33},
                                            Int8Case{"tied-flat-sharded", DType::kQ8_0, 0.23, 0.2},
                                            Int8Case{"tied-flat-sharded", DType::kQ4_K, 0.16, 1.8},
+                                           Int8Case{"tied-flat-sharded", DType::kQ4_0, 0.23, 2.2},
                                            Int8Case{"tied-flat-sharded", DType::kQ6_K, 0.25, 0.75}),
                          case_name<Int8Case>);
 

@@ -32,7 +32,9 @@ std::vector<std::string> simd_target_names() {
 std::string simd_targets() { return fmt::format("{}", fmt::join(simd_target_names(), ", ")); }
 
 CpuBackend::CpuBackend(const BackendOptions& options)
-    : pool_(options.threads), int8_activations_(options.int8_activations) {
+    : pool_(options.threads),
+      int8_activations_(options.int8_activations),
+      regroup_q4_0_(options.int8_activations && options.regroup_q4_0) {
   int64_t forced = 0;
   if (!options.simd_target.empty()) {
     const std::vector<int64_t> targets = simd::available_targets();
@@ -69,6 +71,10 @@ std::string CpuBackend::device_description() const {
                                gguf_cpu::int8_kernel_target());
   }
   return description;
+}
+
+DType CpuBackend::weight_layout(DType dtype, uint32_t rows, uint32_t cols) const {
+  return regroup_q4_0_ && dtype == DType::kQ4_0 && rows % 16 == 0 && cols % 32 == 0 ? DType::kQ4_0x16 : dtype;
 }
 
 float* CpuBackend::launch_scratch(size_t count) {

@@ -23,6 +23,7 @@
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_math.h"
 #include "cpu/gemv_scheduler.h"
+#include "cpu/q4_0x16.h"
 #include "cpu/row_bands.h"
 #include "cpu/simd.h"
 #include "qwen35/dense_weights.h"
@@ -224,9 +225,23 @@ HWY_EXPORT(RowsQ6K);
 
 namespace {
 
+// How a launch splits a matrix across threads: in rows, or for Q4_0x16 in
+// groups of 16 rows.
+struct Schedule {
+  size_t units, bands, unit_bytes;
+};
+Schedule schedule(DType type, bool int8, uint32_t rows, uint32_t cols) {
+  if (type == DType::kQ4_0x16) return Schedule{rows / 16u, kQ4_0x16Bands, 16 * dtype_bytes(type, cols)};
+  return Schedule{rows, row_bands(type, int8), dtype_bytes(type, cols)};
+}
+
 // y[r] = base[r] + W[r, :] . m.x for the rows of passes p (in
-// row_bands(type, m.int8) bands), by the target's kernel for `type`.
+// row_bands(type, m.int8) bands; for Q4_0x16 passes of groups), by the
+// target's kernel for `type`.
 void run_rows(DType type, const Rows& m, const float* base, float* y, const cpu::RowPasses& p) {
+  if (type == DType::kQ4_0x16) {
+    return run_q4_0x16_groups(reinterpret_cast<const GgufBlockQ4_0x16*>(m.w), *m.int8, m.cols, base, y, p);
+  }
   if (m.int8) return run_int8_rows(type, m, base, y, p);
   switch (type) {
     case DType::kQ8_0: return HWY_DYNAMIC_DISPATCH(RowsQ8_0)(m, base, y, p);
@@ -275,19 +290,24 @@ class PreparedX {
   std::optional<cpu::Int8Activations> int8_;
 };
 
+// Whether x goes to the kernels in 8 bits: as the backend chose, and always
+// for Q4_0x16, a layout made for the integer kernel.
+bool int8_x(const CpuBackend& cpu, DType type) { return cpu.int8_activations() || type == DType::kQ4_0x16; }
+
 void gemv(CpuBackend& cpu, DType type, const GemvArgs& a) {
-  const bool int8 = cpu.int8_activations();
+  const bool int8 = int8_x(cpu, type);
   float* scratch = cpu.launch_scratch(PreparedX::floats(int8, a.cols));
   const PreparedX x(type, int8, host_ptr<const float>(a.x), a.cols, scratch);
   const Rows m = x.rows(type, a.w, a.cols);
   float* y = host_ptr<float>(a.y);
-  const size_t segments[] = {a.rows};
-  cpu::parallel_row_passes(cpu.pool(), segments, row_bands(type, int8), dtype_bytes(type, a.cols),
+  const Schedule s = schedule(type, int8, a.rows, a.cols);
+  const size_t segments[] = {s.units};
+  cpu::parallel_row_passes(cpu.pool(), segments, s.bands, s.unit_bytes,
                            [&](size_t, const cpu::RowPasses& p) { run_rows(type, m, nullptr, y, p); });
 }
 
 void gemv_pair(CpuBackend& cpu, DType type, const GemvPairArgs& a) {
-  const bool int8 = cpu.int8_activations();
+  const bool int8 = int8_x(cpu, type);
   float* scratch = cpu.launch_scratch(PreparedX::floats(int8, a.cols));
   const PreparedX x(type, int8, host_ptr<const float>(a.x), a.cols, scratch);
   const Rows m0 = x.rows(type, a.w0, a.cols);
@@ -295,23 +315,25 @@ void gemv_pair(CpuBackend& cpu, DType type, const GemvPairArgs& a) {
   float* y0 = host_ptr<float>(a.y0);
   float* y1 = host_ptr<float>(a.y1);
   // Both matrices split across all threads.
-  const size_t segments[] = {a.rows0, a.rows1};
-  cpu::parallel_row_passes(cpu.pool(), segments, row_bands(type, int8), dtype_bytes(type, a.cols),
+  const Schedule s0 = schedule(type, int8, a.rows0, a.cols), s1 = schedule(type, int8, a.rows1, a.cols);
+  const size_t segments[] = {s0.units, s1.units};
+  cpu::parallel_row_passes(cpu.pool(), segments, s0.bands, s0.unit_bytes,
                            [&](size_t segment, const cpu::RowPasses& p) {
                              run_rows(type, segment == 0 ? m0 : m1, nullptr, segment == 0 ? y0 : y1, p);
                            });
 }
 
 void gemv_silu_gate(CpuBackend& cpu, DType type, const GemvSiluGateArgs& a) {
-  const bool int8 = cpu.int8_activations();
+  const bool int8 = int8_x(cpu, type);
   float* act = cpu.launch_scratch(size_t{a.cols} + PreparedX::floats(int8, a.cols));
   simd::silu_mul(host_ptr<const float>(a.gate), host_ptr<const float>(a.up), act, a.cols);
   const PreparedX x(type, int8, act, a.cols, act + a.cols);
   const Rows m = x.rows(type, a.w, a.cols);
   const float* residual = a.residual.is_null() ? nullptr : host_ptr<const float>(a.residual);
   float* y = host_ptr<float>(a.y);
-  const size_t segments[] = {a.rows};
-  cpu::parallel_row_passes(cpu.pool(), segments, row_bands(type, int8), dtype_bytes(type, a.cols),
+  const Schedule s = schedule(type, int8, a.rows, a.cols);
+  const size_t segments[] = {s.units};
+  cpu::parallel_row_passes(cpu.pool(), segments, s.bands, s.unit_bytes,
                            [&](size_t, const cpu::RowPasses& p) { run_rows(type, m, residual, y, p); });
 }
 
@@ -319,7 +341,7 @@ void gemv_silu_gate(CpuBackend& cpu, DType type, const GemvSiluGateArgs& a) {
 }  // namespace gguf_cpu
 
 void register_cpu_gguf_kernels(CpuBackend& cpu) {
-  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ4_0x16}) {
     const std::string s = dtype_lower_name(type);
     cpu.register_kernel<GemvArgs>("gemv_" + s, [&cpu, type](const GemvArgs& a) { gguf_cpu::gemv(cpu, type, a); });
     cpu.register_kernel<GemvPairArgs>("gemv_pair_" + s,
@@ -327,6 +349,10 @@ void register_cpu_gguf_kernels(CpuBackend& cpu) {
     cpu.register_kernel<GemvSiluGateArgs>(
         "gemv_silu_gate_" + s, [&cpu, type](const GemvSiluGateArgs& a) { gguf_cpu::gemv_silu_gate(cpu, type, a); });
     cpu.register_kernel<RowToF32Args>("row_to_f32_" + s, [type](const RowToF32Args& a) {
+      if (type == DType::kQ4_0x16) {
+        return gguf_dequantize_q4_0x16_row(host_ptr<const GgufBlockQ4_0x16>(a.w), a.cols / 32, a.row,
+                                           host_ptr<float>(a.y));
+      }
       gguf_dequantize_row(type, host_ptr<const std::byte>(a.w) + size_t{a.row} * dtype_bytes(type, a.cols),
                           host_ptr<float>(a.y), a.cols);
     });
