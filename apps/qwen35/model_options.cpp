@@ -30,9 +30,9 @@ void ModelOptions::add_to(CLI::App& command, const std::string& seed_help) {
   command.add_flag("--int8-activations", int8_activations,
                    "CPU with GGUF or MLX weights: quantize activations to 8 bits per 32 for integer dot products "
                    "(faster on 4- to 8-bit weights; not float32-exact)");
-  command.add_flag("!--no-regroup-q4_0", regroup_q4_0,
-                   "CPU with --int8-activations: keep Q4_0 matrices row by row rather than regrouped 16 rows at a "
-                   "time (slower; for comparisons)");
+  command.add_flag("!--no-regroup", regroup_rows,
+                   "CPU with --int8-activations: keep Q4_0 and Q8_0 matrices row by row rather than regrouped 16 "
+                   "rows at a time (slower; for comparisons)");
   command.add_option("--kv-dtype", kv_dtype, "KV cache dtype: " + kv_dtype_names())->capture_default_str();
   command.add_option("-c,--ctx", context, "context length (KV cache capacity in tokens)")->capture_default_str();
   command.add_option("--seed", seed, seed_help)->capture_default_str();
@@ -110,7 +110,7 @@ LoadedModel load_model(const ModelOptions& options) {
   loaded.backend = create_backend(options.backend, BackendOptions{.threads = options.threads,
                                                                   .device = options.device,
                                                                   .int8_activations = options.int8_activations,
-                                                                  .regroup_q4_0 = options.regroup_q4_0,
+                                                                  .regroup_rows = options.regroup_rows,
                                                                   .simd_target = options.simd_target});
   if (options.model_dir.empty()) {
     const std::optional<Qwen35ForwardConfig> preset = Qwen35ForwardConfig::preset(options.preset);

@@ -88,8 +88,8 @@ class GpuBackend {
   }
 
   // The layout this backend keeps a [rows, cols] matrix stored as `dtype` in:
-  // `dtype` itself, or one regrouped for its kernels (DType::kQ4_0x16 from
-  // Q4_0), into which make_dense_weights converts the matrix once at load.
+  // `dtype` itself, or one regrouped for its kernels (gguf_regrouped_layout:
+  // kQ4_0x16 for Q4_0), into which make_dense_weights converts it at load.
   virtual DType weight_layout(DType dtype, uint32_t rows, uint32_t cols) const {
     (void)rows;
     (void)cols;
@@ -210,10 +210,10 @@ struct BackendOptions {
   // arithmetic: each element of x is off by up to max|x| / 254 of its block.
   // Off by default.
   bool int8_activations = false;
-  // CPU backend, with int8_activations: Q4_0 matrices whose rows are a
-  // multiple of 16 are regrouped at load into Q4_0x16, whose gemv serves 16
-  // rows per instruction (about twice as fast per byte). Off only to compare.
-  bool regroup_q4_0 = true;
+  // CPU backend, with int8_activations: Q4_0 and Q8_0 matrices whose rows
+  // are a multiple of 16 are regrouped at load (DType::kQ4_0x16, kQ8_0x16) for
+  // integer gemvs that serve 16 rows per instruction. Off only to compare.
+  bool regroup_rows = true;
   // CPU backend: run the SIMD kernels of this target ("AVX2", "NEON", "SCALAR",
   // any name simd_targets() lists, in any case) instead of the best one this
   // CPU supports, to compare them on one machine. Highway's dispatch is

@@ -26,6 +26,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <optional>
 
 #include "qwen35/dtype.h"
 
@@ -56,27 +58,34 @@ struct GgufBlockQ6K {
   int8_t scales[16];
   uint16_t d;
 };
-// Q4_0 regrouped for the CPU's integer gemv (DType::kQ4_0x16): block i of
-// the 16 rows 16g .. 16g + 15, stored at block g * blocks + i, holds their 16
-// scales, then the codes in four runs of 64 bytes, run v holding each row's
-// bytes 4v .. 4v + 3 in turn: qs[64 v + 4 r + k] = row 16g + r's qs[4 v + k].
-// Each 4-byte lane of a run is then one row's codes, so one integer dot
-// product of a run against four of x's codes serves 16 rows at once.
+// Q4_0 and Q8_0 regrouped for the CPU's integer gemvs (DType::kQ4_0x16,
+// kQ8_0x16): block i of the 16 rows 16g .. 16g + 15, stored at block
+// g * blocks + i, holds their 16 scales, then the codes in runs of 64 bytes,
+// run v holding each row's bytes 4v .. 4v + 3 in turn: qs[64 v + 4 r + k] =
+// row 16g + r's qs[4 v + k] (4 runs for Q4_0, 8 for Q8_0). Each 4-byte lane
+// of a run is then one row's codes, so one integer dot product of a run
+// against four of x's codes serves 16 rows at once.
 struct GgufBlockQ4_0x16 {
   uint16_t d[16];
   uint8_t qs[256];
 };
+struct GgufBlockQ8_0x16 {
+  uint16_t d[16];
+  int8_t qs[512];
+};
 static_assert(sizeof(GgufBlockQ8_0) == 34 && sizeof(GgufBlockQ4_0) == 18 && sizeof(GgufBlockQ4K) == 144 &&
               sizeof(GgufBlockQ5K) == 176 && sizeof(GgufBlockQ6K) == 210 &&
-              sizeof(GgufBlockQ4_0x16) == 16 * sizeof(GgufBlockQ4_0));
+              sizeof(GgufBlockQ4_0x16) == 16 * sizeof(GgufBlockQ4_0) &&
+              sizeof(GgufBlockQ8_0x16) == 16 * sizeof(GgufBlockQ8_0));
 
-// Row `lane` (< 16) of a Q4_0x16 block as the Q4_0 block it came from.
-inline GgufBlockQ4_0 q4_0x16_row_block(const GgufBlockQ4_0x16& b, size_t lane) {
-  GgufBlockQ4_0 out;
+// Row `lane` (< 16) of a regrouped block as the block it came from
+// (GgufBlockQ4_0 from GgufBlockQ4_0x16, GgufBlockQ8_0 from GgufBlockQ8_0x16).
+template <typename Block, typename Grouped>
+Block x16_row_block(const Grouped& b, size_t lane) {
+  static_assert(sizeof(Grouped) == 16 * sizeof(Block));
+  Block out;
   out.d = b.d[lane];
-  for (size_t v = 0; v < 4; ++v) {
-    for (size_t k = 0; k < 4; ++k) out.qs[4 * v + k] = b.qs[64 * v + 4 * lane + k];
-  }
+  for (size_t v = 0; v < sizeof(out.qs) / 4; ++v) std::memcpy(out.qs + 4 * v, b.qs + 64 * v + 4 * lane, 4);
   return out;
 }
 
@@ -177,11 +186,16 @@ inline void gguf_dequantize_row(DType type, const void* blocks, float* y, size_t
   }
 }
 
-// Q4_0 rows [rows, blocks per row] regrouped into Q4_0x16 (rows a multiple of
-// 16, not checked here); `out` holds as many bytes as `q4_0`.
-void gguf_pack_q4_0x16(const GgufBlockQ4_0* q4_0, size_t rows, size_t blocks, GgufBlockQ4_0x16* out);
-// y[blocks * 32] = row `row` of a Q4_0x16 matrix of `blocks` blocks per row.
-void gguf_dequantize_q4_0x16_row(const GgufBlockQ4_0x16* matrix, size_t blocks, size_t row, float* y);
+// The layout that regroups `dtype` 16 rows at a time (kQ4_0x16 for kQ4_0,
+// kQ8_0x16 for kQ8_0), nullopt for other types; and whether `dtype` is one.
+std::optional<DType> gguf_regrouped_layout(DType dtype);
+bool is_regrouped_dtype(DType dtype);
+// `rows` rows of `blocks` blocks of Q4_0 or Q8_0 regrouped into its layout
+// (rows a multiple of 16, not checked here); `out` holds as many bytes.
+void gguf_regroup_rows(DType dtype, const void* matrix, size_t rows, size_t blocks, void* out);
+// y[blocks * 32] = row `row` of a regrouped matrix (`layout` kQ4_0x16 or
+// kQ8_0x16) of `blocks` blocks per row.
+void gguf_dequantize_regrouped_row(DType layout, const void* matrix, size_t blocks, size_t row, float* y);
 
 // Quantizes `n` floats into blocks of `type` (round to nearest, scales from the
 // block's extremes; K-quant sub-block scales relative to the block's largest).

@@ -101,9 +101,9 @@ std::unique_ptr<DenseWeights> make_dense_weights(GpuBackend& gpu, DType dtype, u
                                                  const void* host_data, Stream stream) {
   const size_t bytes = size_t{rows} * dtype_bytes(dtype, cols);
   if (const DType layout = gpu.weight_layout(dtype, rows, cols); layout != dtype) {
-    QWEN35_ASSERT(dtype == DType::kQ4_0 && layout == DType::kQ4_0x16 && rows % 16 == 0);
-    std::vector<GgufBlockQ4_0x16> regrouped(bytes / sizeof(GgufBlockQ4_0x16));
-    gguf_pack_q4_0x16(static_cast<const GgufBlockQ4_0*>(host_data), rows, cols / 32, regrouped.data());
+    QWEN35_ASSERT(gguf_regrouped_layout(dtype) == layout && rows % 16 == 0);
+    std::vector<std::byte> regrouped(bytes);
+    gguf_regroup_rows(dtype, host_data, rows, cols / dtype_block_size(dtype), regrouped.data());
     DeviceBuffer storage(gpu, bytes);
     gpu.upload(storage.ptr(), regrouped.data(), bytes, stream);
     gpu.synchronize(stream);  // before `regrouped` goes

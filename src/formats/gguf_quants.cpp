@@ -133,7 +133,7 @@ void quantize_q6_k(const float* x, GgufBlockQ6K* b, size_t blocks) {
 }
 
 void check_length(DType type, size_t n) {
-  if (!is_block_dtype(type) || type == DType::kQ4_0x16) fail("{} is not a GGUF block type", dtype_name(type));
+  if (!is_block_dtype(type) || is_regrouped_dtype(type)) fail("{} is not a GGUF block type", dtype_name(type));
   if (n % dtype_block_size(type) != 0) {
     fail("{}: row length {} is not a multiple of the block size {}", dtype_name(type), n, dtype_block_size(type));
   }

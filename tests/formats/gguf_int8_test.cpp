@@ -140,7 +140,8 @@ void check_cpu_kernels() {
   const Stream s = gpu->default_stream();
   for (DType type : kTypes) {
     const uint32_t bs = static_cast<uint32_t>(dtype_block_size(type));
-    // Rows in multiples of 16 make Q4_0 regrouped (Q4_0x16), the others keep it row-major.
+    // Rows in multiples of 16 make Q4_0 and Q8_0 regrouped (Q4_0x16, Q8_0x16),
+    // the others keep them row-major.
     for (uint32_t rows : {1u, 5u, 16u, 33u, 240u, 250u}) {
       for (uint32_t cols : {bs, 3 * bs, 4096u}) {
         if (rows >= 240 && cols != 4096) continue;
@@ -150,8 +151,8 @@ void check_cpu_kernels() {
         const std::vector<std::byte> w1 = random_blocks(type, rows * cols / bs, rows + cols + 1);
         const auto m0 = make_dense_weights(*gpu, type, rows, cols, w0.data(), s);
         const auto m1 = make_dense_weights(*gpu, type, rows, cols, w1.data(), s);
-        const bool regrouped = type == DType::kQ4_0 && rows % 16 == 0;
-        ASSERT_EQ(m0->dtype(), regrouped ? DType::kQ4_0x16 : type);
+        const std::optional<DType> regrouped = gguf_regrouped_layout(type);
+        ASSERT_EQ(m0->dtype(), regrouped && rows % 16 == 0 ? *regrouped : type);
         const std::vector<float> x = varied_floats(cols, 3);
         const std::vector<float> up = random_floats(cols, 4, -2, 2);
         const std::vector<float> residual = random_floats(rows, 5);
@@ -232,7 +233,7 @@ TEST(Int8Activations, CpuGemvPropagatesNaN) {
   std::unique_ptr<GpuBackend> gpu = create_backend("cpu", BackendOptions{.threads = 2, .int8_activations = true});
   for (DType type : kTypes) {
     SCOPED_TRACE(dtype_name(type));
-    const uint32_t rows = 16, cols = 512;  // Q4_0 regrouped
+    const uint32_t rows = 16, cols = 512;  // Q4_0 and Q8_0 regrouped
     const std::vector<std::byte> w = random_blocks(type, rows * cols / dtype_block_size(type), 6);
     const auto m = make_dense_weights(*gpu, type, rows, cols, w.data(), gpu->default_stream());
     std::vector<float> x = random_floats(cols, 7);
@@ -244,46 +245,55 @@ TEST(Int8Activations, CpuGemvPropagatesNaN) {
   }
 }
 
-// The regrouped layout holds each Q4_0 row as it came: every row read back
-// (the embedding lookup, row_to_f32) dequantizes to the bit as before, and
-// without int8 activations, or with regroup_q4_0 off, Q4_0 stays row-major.
-TEST(Q4_0x16, RegroupedRowsReadBackAsTheirQ4_0) {
-  const uint32_t rows = 48, cols = 96;
-  const std::vector<std::byte> w = random_blocks(DType::kQ4_0, rows * cols / 32, 8);
-  std::vector<GgufBlockQ4_0x16> packed(rows / 16 * cols / 32);
-  gguf_pack_q4_0x16(reinterpret_cast<const GgufBlockQ4_0*>(w.data()), rows, cols / 32, packed.data());
-  ASSERT_EQ(packed.size() * sizeof(GgufBlockQ4_0x16), w.size());
+// The regrouped layouts hold each row as it came: every row read back (the
+// embedding lookup, row_to_f32) dequantizes to the bit as before, and
+// without int8 activations, or with regroup_rows off, the rows stay as they are.
+template <typename Block, typename Grouped>
+void check_regrouped_rows(DType type, DType layout) {
+  SCOPED_TRACE(dtype_name(type));
+  const uint32_t rows = 48, cols = 96, blocks = cols / 32;
+  const std::vector<std::byte> w = random_blocks(type, rows * blocks, 8);
+  std::vector<Grouped> grouped(rows / 16 * blocks);
+  ASSERT_EQ(grouped.size() * sizeof(Grouped), w.size());
+  gguf_regroup_rows(type, w.data(), rows, blocks, grouped.data());
   std::unique_ptr<GpuBackend> gpu = create_backend("cpu", BackendOptions{.threads = 2, .int8_activations = true});
-  const auto m = make_dense_weights(*gpu, DType::kQ4_0, rows, cols, w.data(), gpu->default_stream());
-  ASSERT_EQ(m->dtype(), DType::kQ4_0x16);
+  const auto m = make_dense_weights(*gpu, type, rows, cols, w.data(), gpu->default_stream());
+  ASSERT_EQ(m->dtype(), layout);
   Device d{*gpu, {}};
   const DevicePtr y = d.put(std::vector<float>(cols, NAN));
   std::vector<float> want(cols), got(cols);
   for (uint32_t r = 0; r < rows; ++r) {
     SCOPED_TRACE(::testing::Message() << "row " << r);
-    const auto* row = reinterpret_cast<const GgufBlockQ4_0*>(w.data()) + r * cols / 32;
-    for (uint32_t i = 0; i < cols / 32; ++i) {
-      const GgufBlockQ4_0 b = q4_0x16_row_block(packed[r / 16 * cols / 32 + i], r % 16);
+    const auto* row = reinterpret_cast<const Block*>(w.data()) + r * blocks;
+    for (uint32_t i = 0; i < blocks; ++i) {
+      const Block b = x16_row_block<Block>(grouped[r / 16 * blocks + i], r % 16);
       ASSERT_EQ(std::memcmp(&b, &row[i], sizeof(b)), 0) << "block " << i;
     }
-    gguf_dequantize_row(DType::kQ4_0, row, want.data(), cols);
-    gguf_dequantize_q4_0x16_row(packed.data(), cols / 32, r, got.data());
+    gguf_dequantize_row(type, row, want.data(), cols);
+    gguf_dequantize_regrouped_row(layout, grouped.data(), blocks, r, got.data());
     ASSERT_EQ(std::memcmp(got.data(), want.data(), cols * sizeof(float)), 0);
     m->dequantize_row(*gpu, r, y, gpu->default_stream());
     const std::vector<float> through_backend = d.get(y, cols);
     ASSERT_EQ(std::memcmp(through_backend.data(), want.data(), cols * sizeof(float)), 0);
   }
   for (const BackendOptions& options : {BackendOptions{.threads = 2},
-                                        BackendOptions{.threads = 2, .int8_activations = true, .regroup_q4_0 = false}}) {
+                                        BackendOptions{.threads = 2, .int8_activations = true, .regroup_rows = false}}) {
     std::unique_ptr<GpuBackend> plain = create_backend("cpu", options);
-    EXPECT_EQ(make_dense_weights(*plain, DType::kQ4_0, rows, cols, w.data(), plain->default_stream())->dtype(),
-              DType::kQ4_0);
+    EXPECT_EQ(make_dense_weights(*plain, type, rows, cols, w.data(), plain->default_stream())->dtype(), type);
   }
-  // Rows not a multiple of 16 stay row-major too.
-  EXPECT_EQ(make_dense_weights(*gpu, DType::kQ4_0, 40, cols, w.data(), gpu->default_stream())->dtype(), DType::kQ4_0);
+  // Rows not a multiple of 16 stay as they are too.
+  EXPECT_EQ(make_dense_weights(*gpu, type, 40, cols, w.data(), gpu->default_stream())->dtype(), type);
   // A layout of rows in groups is not one a single row can be quantized into.
   std::vector<float> x = random_floats(cols, 9);
-  EXPECT_THROW(gguf_quantize_row(DType::kQ4_0x16, x.data(), packed.data(), cols), Error);
+  EXPECT_THROW(gguf_quantize_row(layout, x.data(), grouped.data(), cols), Error);
+}
+
+TEST(RegroupedRows, ReadBackAsTheirBlocks) {
+  check_regrouped_rows<GgufBlockQ4_0, GgufBlockQ4_0x16>(DType::kQ4_0, DType::kQ4_0x16);
+  check_regrouped_rows<GgufBlockQ8_0, GgufBlockQ8_0x16>(DType::kQ8_0, DType::kQ8_0x16);
+  for (DType other : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kBF16}) {
+    EXPECT_FALSE(gguf_regrouped_layout(other).has_value()) << dtype_name(other);
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "cpu/gguf_rows.h"
 #include "cpu/simd.h"
 #include "qwen35/error.h"
+#include "qwen35/gguf_quants.h"
 
 namespace qwen35 {
 
@@ -34,7 +35,7 @@ std::string simd_targets() { return fmt::format("{}", fmt::join(simd_target_name
 CpuBackend::CpuBackend(const BackendOptions& options)
     : pool_(options.threads),
       int8_activations_(options.int8_activations),
-      regroup_q4_0_(options.int8_activations && options.regroup_q4_0) {
+      regroup_rows_(options.int8_activations && options.regroup_rows) {
   int64_t forced = 0;
   if (!options.simd_target.empty()) {
     const std::vector<int64_t> targets = simd::available_targets();
@@ -74,7 +75,8 @@ std::string CpuBackend::device_description() const {
 }
 
 DType CpuBackend::weight_layout(DType dtype, uint32_t rows, uint32_t cols) const {
-  return regroup_q4_0_ && dtype == DType::kQ4_0 && rows % 16 == 0 && cols % 32 == 0 ? DType::kQ4_0x16 : dtype;
+  const std::optional<DType> regrouped = gguf_regrouped_layout(dtype);
+  return regroup_rows_ && regrouped && rows % 16 == 0 && cols % 32 == 0 ? *regrouped : dtype;
 }
 
 float* CpuBackend::launch_scratch(size_t count) {

@@ -27,7 +27,8 @@ class CpuBackend final : public HostBackend {
   // Weights are copied into huge-page memory rather than aliased: walking a
   // memory-mapped file's 4 KiB pages costs a TLB miss every few rows.
   std::optional<DevicePtr> map_host(const void*, size_t) override { return std::nullopt; }
-  // Q4_0 as Q4_0x16 (BackendOptions::regroup_q4_0) for the integer kernels.
+  // Q4_0 and Q8_0 regrouped 16 rows at a time (BackendOptions::regroup_rows)
+  // for the integer kernels.
   DType weight_layout(DType dtype, uint32_t rows, uint32_t cols) const override;
   // Float scratch for values shared by all threads of one launch (launches on
   // the CPU run one at a time, so one buffer serves them all), starting a
@@ -40,7 +41,7 @@ class CpuBackend final : public HostBackend {
  private:
   ThreadPool pool_;
   bool int8_activations_;
-  bool regroup_q4_0_;
+  bool regroup_rows_;
   bool forced_target_ = false;  // BackendOptions::simd_target, undone on destruction
   std::vector<float> launch_scratch_;
 };

@@ -23,7 +23,7 @@
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_math.h"
 #include "cpu/gemv_scheduler.h"
-#include "cpu/q4_0x16.h"
+#include "cpu/gguf_x16.h"
 #include "cpu/row_bands.h"
 #include "cpu/simd.h"
 #include "qwen35/dense_weights.h"
@@ -225,23 +225,21 @@ HWY_EXPORT(RowsQ6K);
 
 namespace {
 
-// How a launch splits a matrix across threads: in rows, or for Q4_0x16 in
-// groups of 16 rows.
+// How a launch splits a matrix across threads: in rows, or for the regrouped
+// layouts (Q4_0x16, Q8_0x16) in groups of 16 rows.
 struct Schedule {
   size_t units, bands, unit_bytes;
 };
 Schedule schedule(DType type, bool int8, uint32_t rows, uint32_t cols) {
-  if (type == DType::kQ4_0x16) return Schedule{rows / 16u, kQ4_0x16Bands, 16 * dtype_bytes(type, cols)};
+  if (is_regrouped_dtype(type)) return Schedule{rows / 16u, kX16Bands, 16 * dtype_bytes(type, cols)};
   return Schedule{rows, row_bands(type, int8), dtype_bytes(type, cols)};
 }
 
 // y[r] = base[r] + W[r, :] . m.x for the rows of passes p (in
-// row_bands(type, m.int8) bands; for Q4_0x16 passes of groups), by the
+// row_bands(type, m.int8) bands; for the regrouped layouts passes of groups), by the
 // target's kernel for `type`.
 void run_rows(DType type, const Rows& m, const float* base, float* y, const cpu::RowPasses& p) {
-  if (type == DType::kQ4_0x16) {
-    return run_q4_0x16_groups(reinterpret_cast<const GgufBlockQ4_0x16*>(m.w), *m.int8, m.cols, base, y, p);
-  }
+  if (is_regrouped_dtype(type)) return run_x16_groups(type, m.w, *m.int8, m.cols, base, y, p);
   if (m.int8) return run_int8_rows(type, m, base, y, p);
   switch (type) {
     case DType::kQ8_0: return HWY_DYNAMIC_DISPATCH(RowsQ8_0)(m, base, y, p);
@@ -291,8 +289,8 @@ class PreparedX {
 };
 
 // Whether x goes to the kernels in 8 bits: as the backend chose, and always
-// for Q4_0x16, a layout made for the integer kernel.
-bool int8_x(const CpuBackend& cpu, DType type) { return cpu.int8_activations() || type == DType::kQ4_0x16; }
+// for the regrouped layouts, made for the integer kernels.
+bool int8_x(const CpuBackend& cpu, DType type) { return cpu.int8_activations() || is_regrouped_dtype(type); }
 
 void gemv(CpuBackend& cpu, DType type, const GemvArgs& a) {
   const bool int8 = int8_x(cpu, type);
@@ -341,7 +339,8 @@ void gemv_silu_gate(CpuBackend& cpu, DType type, const GemvSiluGateArgs& a) {
 }  // namespace gguf_cpu
 
 void register_cpu_gguf_kernels(CpuBackend& cpu) {
-  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ4_0x16}) {
+  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ4_0x16,
+                     DType::kQ8_0x16}) {
     const std::string s = dtype_lower_name(type);
     cpu.register_kernel<GemvArgs>("gemv_" + s, [&cpu, type](const GemvArgs& a) { gguf_cpu::gemv(cpu, type, a); });
     cpu.register_kernel<GemvPairArgs>("gemv_pair_" + s,
@@ -349,9 +348,9 @@ void register_cpu_gguf_kernels(CpuBackend& cpu) {
     cpu.register_kernel<GemvSiluGateArgs>(
         "gemv_silu_gate_" + s, [&cpu, type](const GemvSiluGateArgs& a) { gguf_cpu::gemv_silu_gate(cpu, type, a); });
     cpu.register_kernel<RowToF32Args>("row_to_f32_" + s, [type](const RowToF32Args& a) {
-      if (type == DType::kQ4_0x16) {
-        return gguf_dequantize_q4_0x16_row(host_ptr<const GgufBlockQ4_0x16>(a.w), a.cols / 32, a.row,
-                                           host_ptr<float>(a.y));
+      if (is_regrouped_dtype(type)) {
+        return gguf_dequantize_regrouped_row(type, host_ptr<const std::byte>(a.w), a.cols / 32, a.row,
+                                             host_ptr<float>(a.y));
       }
       gguf_dequantize_row(type, host_ptr<const std::byte>(a.w) + size_t{a.row} * dtype_bytes(type, a.cols),
                           host_ptr<float>(a.y), a.cols);

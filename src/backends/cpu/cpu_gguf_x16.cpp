@@ -1,0 +1,213 @@
+// The integer gemvs of Q4_0 and Q8_0 regrouped 16 rows at a time (Q4_0x16,
+// Q8_0x16; qwen35/gguf_quants.h) against x in 8 bits (cpu/int8_activations.h).
+// Each int32 lane of a vector holds one row's four codes, so the dot products
+// of 16 rows accumulate side by side, x's four codes broadcast to every lane:
+// per block of 32 columns and 16 rows, eight dot-product instructions on
+// AVX-512 (Q4_0: two per run of 64 code bytes, its low and high nibbles;
+// Q8_0: one per run), then one conversion and one multiply-add for all 16 rows. The row-major
+// kernels (cpu_gguf_int8.cpp) convert, scale and reduce each row's sums on
+// their own, which made these two the slowest integer GGUF gemvs per byte.
+#ifndef HWY_WANT_AVX3_DL
+#define HWY_WANT_AVX3_DL 1  // Ice Lake and later: the VNNI instructions
+#endif
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu/cpu_gguf_x16.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "cpu/int8_dot-inl.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "cpu/gguf_x16.h"
+#include "cpu/prefetch.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace qwen35::gguf_cpu::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+
+// Q8_0's codes are signed, where the dot-product step wants unsigned weights.
+// On VNNI they go in as w + 128 (w ^ 0x80) and 128 times x's code sum comes
+// off at the end, as Q4_0's offset 8 does. With AVX2's instructions, whose
+// pair sums would overflow int16 for weights up to 255, they go in as |w|
+// against x with w's sign, 32 bytes at a time (AVX-512 has no byte sign
+// instruction); the targets of widening multiplies take them as they are.
+#if HWY_TARGET == HWY_AVX3_DL
+constexpr float kQ8_0Offset = 128;
+using DQ8_0 = hn::CappedTag<int32_t, 16>;
+#elif HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
+constexpr float kQ8_0Offset = 0;
+using DQ8_0 = hn::CappedTag<int32_t, 8>;
+#else
+constexpr float kQ8_0Offset = 0;
+using DQ8_0 = hn::CappedTag<int32_t, 16>;
+#endif
+
+// Per layout: the block, the int32 lanes per vector (up to 16 rows: one
+// vector per group on AVX-512), the runs of 64 code bytes per block, and the
+// offset subtracted from the codes (times x's code sum).
+template <typename Grouped>
+struct Layout;
+template <>
+struct Layout<GgufBlockQ4_0x16> {
+  using DQ = hn::CappedTag<int32_t, 16>;
+  static constexpr size_t kRuns = 4;
+  static constexpr float kOffset = 8;
+};
+template <>
+struct Layout<GgufBlockQ8_0x16> {
+  using DQ = DQ8_0;
+  static constexpr size_t kRuns = 8;
+  static constexpr float kOffset = kQ8_0Offset;
+};
+
+// x's codes [4k, 4k + 4) of block i broadcast as one int32 to every lane.
+template <class DQ>
+HWY_INLINE hn::Vec<hn::Repartition<int8_t, DQ>> x_quad(DQ dq, const cpu::Int8Activations& x, size_t i, size_t k) {
+  int32_t four;
+  std::memcpy(&four, x.q + 32 * i + 4 * k, 4);
+  return hn::BitCast(hn::Repartition<int8_t, DQ>(), hn::Set(dq, four));
+}
+
+// acc plus the dot products of run v's codes at `codes` (lane r: row r's four
+// codes) with x's quads: Q4_0's low nibbles meet quad v, its high ones quad
+// 4 + v; Q8_0's bytes quad v.
+template <typename Grouped, class VQ, class VS>
+HWY_INLINE void run_dots(const uint8_t* codes, size_t v, const VS* quads, VQ* acc) {
+  using DQ = hn::DFromV<VQ>;
+  const hn::Repartition<uint8_t, DQ> d8;
+  const auto bytes = hn::LoadU(d8, codes);
+  if constexpr (std::is_same_v<Grouped, GgufBlockQ4_0x16>) {
+    acc[0] = cpu::HWY_NAMESPACE::dot4(acc[0], hn::And(bytes, hn::Set(d8, 0x0F)), quads[v]);
+    acc[1] = cpu::HWY_NAMESPACE::dot4(acc[1], hn::ShiftRight<4>(bytes), quads[4 + v]);
+  } else {
+#if HWY_TARGET == HWY_AVX3_DL
+    acc[v % 2] = cpu::HWY_NAMESPACE::dot4(acc[v % 2], hn::Xor(bytes, hn::Set(d8, 0x80)), quads[v]);
+#elif HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
+    static_assert(sizeof(bytes.raw) == 32);
+    const hn::Vec<decltype(d8)> magnitude{_mm256_abs_epi8(bytes.raw)};
+    acc[v % 2] = cpu::HWY_NAMESPACE::dot4(acc[v % 2], magnitude, VS{_mm256_sign_epi8(quads[v].raw, bytes.raw)});
+#else
+    acc[v % 2] = cpu::HWY_NAMESPACE::dot4(acc[v % 2], hn::BitCast(hn::Repartition<int8_t, DQ>(), bytes), quads[v]);
+#endif
+  }
+}
+
+// out[16 k + r] = row r of group k (< G; each `blocks` consecutive blocks
+// from g[k]) . x.
+template <typename Grouped, size_t G>
+HWY_INLINE void group_dots(const Grouped* const* g, const cpu::Int8Activations& x, size_t blocks, float* out) {
+  using L = Layout<Grouped>;
+  using DQ = typename L::DQ;
+  const DQ dq;
+  const hn::Repartition<float, DQ> df;
+  const hn::Rebind<hwy::float16_t, decltype(df)> dh;
+  const size_t n = hn::Lanes(dq);
+  constexpr size_t kParts = 16 / hn::MaxLanes(DQ());
+  hn::Vec<decltype(df)> total[G][kParts], offset[G][kParts];
+  for (size_t k = 0; k < G; ++k) {
+    for (size_t p = 0; p < kParts; ++p) {
+      total[k][p] = hn::Zero(df);
+      offset[k][p] = hn::Zero(df);
+    }
+  }
+  for (size_t i = 0; i < blocks; ++i) {
+    hn::Vec<hn::Repartition<int8_t, DQ>> quads[8];
+    for (size_t q = 0; q < 8; ++q) quads[q] = x_quad(dq, x, i, q);
+    const auto x_scale = hn::Set(df, x.scale[i]);
+    const auto code_sum = hn::Set(df, x.code_sums[2 * i] + x.code_sums[2 * i + 1]);
+    for (size_t k = 0; k < G; ++k) {
+      const Grouped& b = g[k][i];
+      for (size_t line = 0; line < sizeof(b); line += 64) cpu::prefetch_past(&b, kX16PrefetchBytes + line);
+      for (size_t p = 0; p < kParts; ++p) {
+        hn::Vec<DQ> acc[2] = {hn::Zero(dq), hn::Zero(dq)};  // two chains of dot products
+        for (size_t v = 0; v < L::kRuns; ++v) {
+          run_dots<Grouped>(reinterpret_cast<const uint8_t*>(b.qs) + 64 * v + 4 * n * p, v, quads, acc);
+        }
+        const auto d = hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(b.d) + n * p));
+        const auto factor = hn::Mul(d, x_scale);
+        total[k][p] = hn::MulAdd(hn::ConvertTo(df, hn::Add(acc[0], acc[1])), factor, total[k][p]);
+        if constexpr (L::kOffset != 0) offset[k][p] = hn::MulAdd(factor, code_sum, offset[k][p]);
+      }
+    }
+  }
+  for (size_t k = 0; k < G; ++k) {
+    for (size_t p = 0; p < kParts; ++p) {
+      hn::StoreU(hn::MulAdd(hn::Set(df, -L::kOffset), offset[k][p], total[k][p]), df, out + 16 * k + n * p);
+    }
+  }
+}
+
+// The groups of passes p (cpu/row_bands.h, a group per row) in kX16Bands bands.
+template <typename Grouped>
+void groups(const Grouped* w, const cpu::Int8Activations& x, size_t cols, const float* base, float* y,
+            const cpu::RowPasses& p) {
+  const size_t blocks = cols / 32;
+  const auto store = [&](size_t group, const float* out) {
+    for (size_t r = 0; r < 16; ++r) y[16 * group + r] = (base ? base[16 * group + r] : 0.0f) + out[r];
+  };
+  constexpr size_t M = kX16Bands;
+  const size_t band = (p.end - p.begin) / M;
+  for (size_t j = p.first; j < std::min(p.last, band); ++j) {
+    const Grouped* g[M];
+    for (size_t k = 0; k < M; ++k) g[k] = w + (p.begin + k * band + j) * blocks;
+    HWY_ALIGN float out[16 * M];
+    group_dots<Grouped, M>(g, x, blocks, out);
+    for (size_t k = 0; k < M; ++k) store(p.begin + k * band + j, out + 16 * k);
+  }
+  for (size_t j = std::max(p.first, band); j < p.last; ++j) {
+    const size_t group = p.begin + M * band + (j - band);
+    const Grouped* g = w + group * blocks;
+    HWY_ALIGN float out[16];
+    group_dots<Grouped, 1>(&g, x, blocks, out);
+    store(group, out);
+  }
+}
+
+#else  // HWY_TARGET == HWY_SCALAR: the scalar twin, each row gathered back into its blocks.
+
+template <typename Grouped>
+void groups(const Grouped* w, const cpu::Int8Activations& x, size_t cols, const float* base, float* y,
+            const cpu::RowPasses& p) {
+  constexpr bool kQ4 = std::is_same_v<Grouped, GgufBlockQ4_0x16>;
+  using Block = std::conditional_t<kQ4, GgufBlockQ4_0, GgufBlockQ8_0>;
+  const size_t blocks = cols / 32;
+  std::vector<Block> row(blocks);
+  cpu::for_each_row(p, [&](size_t g) {
+    for (size_t lane = 0; lane < 16; ++lane) {
+      for (size_t i = 0; i < blocks; ++i) row[i] = x16_row_block<Block>(w[g * blocks + i], lane);
+      const double dot = cpu::int8_row_dot(kQ4 ? DType::kQ4_0 : DType::kQ8_0,
+                                           reinterpret_cast<const std::byte*>(row.data()), x, cols);
+      const size_t r = 16 * g + lane;
+      y[r] = (base ? base[r] : 0.0f) + static_cast<float>(dot);
+    }
+  });
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+void X16Groups(DType layout, const std::byte* w, const cpu::Int8Activations& x, size_t cols, const float* base,
+               float* y, const cpu::RowPasses& p) {
+  if (layout == DType::kQ4_0x16) return groups(reinterpret_cast<const GgufBlockQ4_0x16*>(w), x, cols, base, y, p);
+  groups(reinterpret_cast<const GgufBlockQ8_0x16*>(w), x, cols, base, y, p);
+}
+
+}  // namespace qwen35::gguf_cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace qwen35::gguf_cpu {
+
+HWY_EXPORT(X16Groups);
+
+void run_x16_groups(DType layout, const std::byte* w, const cpu::Int8Activations& x, size_t cols, const float* base,
+                    float* y, const cpu::RowPasses& p) {
+  HWY_DYNAMIC_DISPATCH(X16Groups)(layout, w, x, cols, base, y, p);
+}
+
+}  // namespace qwen35::gguf_cpu
+#endif  // HWY_ONCE

@@ -1,0 +1,30 @@
+// The CPU's gemvs of Q4_0 and Q8_0 regrouped 16 rows at a time
+// (DType::kQ4_0x16, kQ8_0x16; cpu/cpu_gguf_x16.cpp), for x in 8 bits.
+#pragma once
+
+#include <cstddef>
+
+#include "cpu/int8_activations.h"
+#include "cpu/row_bands.h"
+#include "qwen35/gguf_quants.h"
+
+namespace qwen35::gguf_cpu {
+
+// How far ahead of its blocks the kernel prefetches, and in how many bands
+// (read streams side by side) a thread walks its groups. On the 2-core Xeon
+// VM (AVX-512 VNNI and FP16, DRAM at 17-27 GB/s), Q4_0x16 3584 x 1024 from
+// DRAM: one band 12.5-14.4 GB/s, two 13.4-18.2, four 17.4-21.5 (dense bf16
+// 17.0-19.6 in the same runs); from the caches 47 us with one or two, 39 with
+// four. Decode, alternating: 4 KB ahead 46.1, 43.8, 44.4 tok/s against 2 KB's
+// 36.7, 41.4, 39.8.
+constexpr size_t kX16PrefetchBytes = 4096;
+constexpr size_t kX16Bands = 4;
+
+// y[r] = base[r] (0 if null) + row r . x for the rows of the groups of passes
+// p (cpu/row_bands.h, each group of 16 rows a row there, kX16Bands bands) of
+// w, a matrix in `layout` (kQ4_0x16 or kQ8_0x16) with rows of `cols`
+// elements, by the target chosen at run time.
+void run_x16_groups(DType layout, const std::byte* w, const cpu::Int8Activations& x, size_t cols, const float* base,
+                    float* y, const cpu::RowPasses& p);
+
+}  // namespace qwen35::gguf_cpu
