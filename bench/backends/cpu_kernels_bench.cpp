@@ -40,7 +40,8 @@ size_t rotation_copies(bool cached, size_t bytes) {
 }
 
 // Args: rows, cols, dtype (0 f32, 1 bf16, 2 f16, 3 Q8_0, 4 Q4_K, 5 Q6_K, 6 Q4_0,
-// 7 Q5_K, 8 Q4_0x16 and 9 Q8_0x16: regrouped, x always in 8 bits), cached, int8 (GGUF types: x quantized to 8 bits, integer dot products).
+// 7 Q5_K; regrouped, x always in 8 bits: 8 Q4_0x16, 9 Q8_0x16), cached, int8
+// (GGUF types: x quantized to 8 bits, integer dot products).
 // With cached 0, several matrices in rotation so the working set (~1 GB) is far
 // beyond the caches, as in decode; with cached 1, one matrix read again and again
 // from the caches: the kernel's arithmetic ceiling, which tells a compute-bound

@@ -276,8 +276,8 @@ void check_regrouped_rows(DType type, DType layout) {
     const std::vector<float> through_backend = d.get(y, cols);
     ASSERT_EQ(std::memcmp(through_backend.data(), want.data(), cols * sizeof(float)), 0);
   }
-  for (const BackendOptions& options : {BackendOptions{.threads = 2},
-                                        BackendOptions{.threads = 2, .int8_activations = true, .regroup_rows = false}}) {
+  const BackendOptions float_x{.threads = 2}, unregrouped{.threads = 2, .int8_activations = true, .regroup_rows = false};
+  for (const BackendOptions& options : {float_x, unregrouped}) {
     std::unique_ptr<GpuBackend> plain = create_backend("cpu", options);
     EXPECT_EQ(make_dense_weights(*plain, type, rows, cols, w.data(), plain->default_stream())->dtype(), type);
   }
