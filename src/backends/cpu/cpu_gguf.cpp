@@ -236,8 +236,8 @@ Schedule schedule(DType type, bool int8, uint32_t rows, uint32_t cols) {
 }
 
 // y[r] = base[r] + W[r, :] . m.x for the rows of passes p (in
-// row_bands(type, m.int8) bands; for the regrouped layouts passes of groups), by the
-// target's kernel for `type`.
+// row_bands(type, m.int8) bands; for the regrouped layouts passes of
+// groups), by the target's kernel for `type`.
 void run_rows(DType type, const Rows& m, const float* base, float* y, const cpu::RowPasses& p) {
   if (is_regrouped_dtype(type)) return run_x16_groups(type, m.w, *m.int8, m.cols, base, y, p);
   if (m.int8) return run_int8_rows(type, m, base, y, p);

@@ -4,9 +4,10 @@
 // of 16 rows accumulate side by side, x's four codes broadcast to every lane:
 // per block of 32 columns and 16 rows, eight dot-product instructions on
 // AVX-512 (Q4_0: two per run of 64 code bytes, its low and high nibbles;
-// Q8_0: one per run), then one conversion and one multiply-add for all 16 rows. The row-major
-// kernels (cpu_gguf_int8.cpp) convert, scale and reduce each row's sums on
-// their own, which made these two the slowest integer GGUF gemvs per byte.
+// Q8_0: one per run), then one conversion and one multiply-add for all 16
+// rows. The row-major kernels (cpu_gguf_int8.cpp) convert, scale and reduce
+// each row's sums on their own, which made these two the slowest integer
+// GGUF gemvs per byte.
 #ifndef HWY_WANT_AVX3_DL
 #define HWY_WANT_AVX3_DL 1  // Ice Lake and later: the VNNI instructions
 #endif
