@@ -17,7 +17,6 @@
 #include "hwy/highway.h"
 #include "cpu/int8_dot-inl.h"
 
-#include <algorithm>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -148,25 +147,12 @@ template <typename Grouped>
 void groups(const Grouped* w, const cpu::Int8Activations& x, size_t cols, const float* base, float* y,
             const cpu::RowPasses& p) {
   const size_t blocks = cols / 32;
-  const auto store = [&](size_t group, const float* out) {
-    for (size_t r = 0; r < 16; ++r) y[16 * group + r] = (base ? base[16 * group + r] : 0.0f) + out[r];
-  };
-  constexpr size_t M = kX16Bands;
-  const size_t band = (p.end - p.begin) / M;
-  for (size_t j = p.first; j < std::min(p.last, band); ++j) {
-    const Grouped* g[M];
-    for (size_t k = 0; k < M; ++k) g[k] = w + (p.begin + k * band + j) * blocks;
-    HWY_ALIGN float out[16 * M];
-    group_dots<Grouped, M>(g, x, blocks, out);
-    for (size_t k = 0; k < M; ++k) store(p.begin + k * band + j, out + 16 * k);
-  }
-  for (size_t j = std::max(p.first, band); j < p.last; ++j) {
-    const size_t group = p.begin + M * band + (j - band);
-    const Grouped* g = w + group * blocks;
-    HWY_ALIGN float out[16];
-    group_dots<Grouped, 1>(&g, x, blocks, out);
-    store(group, out);
-  }
+  cpu::for_row_bands<kX16Bands, 16>(p, base, y, [&](auto groups_n, size_t first, size_t stride, float* out) {
+    constexpr size_t G = decltype(groups_n)::value;
+    const Grouped* g[G];
+    for (size_t k = 0; k < G; ++k) g[k] = w + (first + k * stride) * blocks;
+    group_dots<Grouped, G>(g, x, blocks, out);
+  });
 }
 
 #else  // HWY_TARGET == HWY_SCALAR: the scalar twin, each row gathered back into its blocks.

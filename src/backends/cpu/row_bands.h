@@ -45,22 +45,30 @@ constexpr size_t kTwoBandMaxRowBytes = 4096;
 // back as one vector (GCC's vectorised pointer arithmetic), the row pointers
 // waited for a store the CPU cannot forward, once per pass (the integer Q4_K
 // gemv, 3584 x 1024 from the caches on Zen 5: 61-64 us with the array, 43-47
-// without).
-template <size_t M, typename Dot>
+// without). A "row" may stand for kOutputs consecutive outputs (the groups of
+// 16 rows of the regrouped GGUF layouts): dot then writes kOutputs floats per
+// row, and row r's go to y[kOutputs r + o].
+template <size_t M, size_t kOutputs = 1, typename Dot>
 void for_row_bands(const RowPasses& p, const float* base, float* y, const Dot& dot) {
   QWEN35_ASSERT(p.bands == M);
+  const auto store = [&](size_t row, const float* out) {
+    for (size_t o = 0; o < kOutputs; ++o) {
+      const size_t i = kOutputs * row + o;
+      y[i] = (base ? base[i] : 0.0f) + out[o];
+    }
+  };
   const size_t band = (p.end - p.begin) / M;
   for (size_t j = p.first; j < std::min(p.last, band); ++j) {
     const size_t first = p.begin + j;
-    float out[M];
+    float out[M * kOutputs];
     dot(std::integral_constant<size_t, M>(), first, band, out);
-    for (size_t k = 0; k < M; ++k) y[first + k * band] = (base ? base[first + k * band] : 0.0f) + out[k];
+    for (size_t k = 0; k < M; ++k) store(first + k * band, out + kOutputs * k);
   }
   for (size_t j = std::max(p.first, band); j < p.last; ++j) {
     const size_t r = p.begin + M * band + (j - band);
-    float out;
-    dot(std::integral_constant<size_t, 1>(), r, size_t{0}, &out);
-    y[r] = (base ? base[r] : 0.0f) + out;
+    float out[kOutputs];
+    dot(std::integral_constant<size_t, 1>(), r, size_t{0}, out);
+    store(r, out);
   }
 }
 
