@@ -13,7 +13,7 @@
 #include "cpu/simd.h"
 #include "qwen35/dtype.h"
 #include "support/test_support.h"
-#include "support/two_band_passes.h"
+#include "support/band_passes.h"
 
 namespace qwen35::testing {
 namespace {
@@ -91,25 +91,28 @@ TEST_P(Simd, GemvRowsAndDot) {
   }
 }
 
-// Two bands: every row of the passes gets gemv_rows' bits (the rows of a band
-// pair and the rows left over alike), and no other row is written.
-TEST_P(Simd, GemvTwoBandsGiveGemvRowsBits) {
+// Two and four bands: every row of the passes gets gemv_rows' bits (the rows
+// of a band pass and the rows left over alike), and no other row is written.
+TEST_P(Simd, GemvBandsGiveGemvRowsBits) {
   for (simd::WeightType type : kTypes) {
     for (size_t cols : {size_t{1}, size_t{15}, size_t{17}, size_t{64}, size_t{65}, size_t{257}, size_t{1000}}) {
-      const Weights w = make_weights(type, kTwoBandRows * cols, static_cast<uint32_t>(cols) + 5);
+      const Weights w = make_weights(type, kBandRows * cols, static_cast<uint32_t>(cols) + 5);
       const auto x = random_floats(cols, 79);
-      const auto base = random_floats(kTwoBandRows, 80);
+      const auto base = random_floats(kBandRows, 80);
       for (const bool with_base : {true, false}) {
         const float* b = with_base ? base.data() : nullptr;
-        std::vector<float> expected(kTwoBandRows);
-        simd::gemv_rows(type, w.data(type), x.data(), b, expected.data(), 0, kTwoBandRows, cols);
-        for (const cpu::RowPasses& passes : kTwoBandPasses) {
-          SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " cols " << cols << " rows "
-                                            << passes.begin << ".." << passes.end << " passes " << passes.first
-                                            << ".." << passes.last << (with_base ? "" : " without base"));
-          std::vector<float> y(kTwoBandRows, std::nanf(""));
-          simd::gemv_two_bands(type, w.data(type), x.data(), b, y.data(), passes, cols);
-          expect_bits_on_passes(passes, y, expected);
+        std::vector<float> expected(kBandRows);
+        simd::gemv_rows(type, w.data(type), x.data(), b, expected.data(), 0, kBandRows, cols);
+        for (const size_t bands : {2, 4}) {
+          for (const cpu::RowPasses& passes : band_passes(bands)) {
+            SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " cols " << cols << " rows "
+                                              << passes.begin << ".." << passes.end << " in " << bands
+                                              << " bands, passes " << passes.first << ".." << passes.last
+                                              << (with_base ? "" : " without base"));
+            std::vector<float> y(kBandRows, std::nanf(""));
+            simd::gemv_bands(type, w.data(type), x.data(), b, y.data(), passes, cols);
+            expect_bits_on_passes(passes, y, expected);
+          }
         }
       }
     }

@@ -15,7 +15,7 @@
 #include "formats/mlx_affine_weights.h"
 #include "gguf_test_util.h"
 #include "mlx_test_util.h"
-#include "support/two_band_passes.h"
+#include "support/band_passes.h"
 
 namespace qwen35::testing {
 namespace {
@@ -179,17 +179,17 @@ TEST_P(MlxInt8Rows, TwoBandsGiveTheRowsBits) {
       for (DType dtype : kScaleTypes) {
         for (uint32_t cols : {128u, 384u, 1152u}) {
           if (cols % gs != 0) continue;
-          const QuantizedMatrix m = quantize_random(kTwoBandRows, cols, {bits, gs}, dtype, bits + gs + cols + 1);
+          const QuantizedMatrix m = quantize_random(kBandRows, cols, {bits, gs}, dtype, bits + gs + cols + 1);
           const std::vector<float> x = varied_floats(cols, 5);
-          const std::vector<float> base = random_floats(kTwoBandRows, 6);
+          const std::vector<float> base = random_floats(kBandRows, 6);
           const Quantized q(x, bits, gs);
-          std::vector<float> expected(kTwoBandRows);
-          cpu::mlx_int8_rows(rows_of(m), q.x, base.data(), expected.data(), 0, kTwoBandRows);
-          for (const cpu::RowPasses& passes : kTwoBandPasses) {
+          std::vector<float> expected(kBandRows);
+          cpu::mlx_int8_rows(rows_of(m), q.x, base.data(), expected.data(), 0, kBandRows);
+          for (const cpu::RowPasses& passes : band_passes(2)) {
             SCOPED_TRACE(::testing::Message() << bits << " bits, group " << gs << ", " << dtype_suffix(dtype)
                                               << ", cols " << cols << ", rows " << passes.begin << ".." << passes.end
                                               << ", passes " << passes.first << ".." << passes.last);
-            std::vector<float> y(kTwoBandRows, std::nanf(""));
+            std::vector<float> y(kBandRows, std::nanf(""));
             cpu::mlx_int8_two_bands(rows_of(m), q.x, base.data(), y.data(), passes);
             expect_bits_on_passes(passes, y, expected);
           }

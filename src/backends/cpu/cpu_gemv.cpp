@@ -17,11 +17,9 @@ size_t row_bytes(uint32_t cols) {
   return size_t{cols} * sizeof(typename E::Storage);
 }
 
-// Short rows are read in two bands, longer ones one after another
-// (row_bands.h; simd.cpp's gemv_two_bands_t says what each measured).
 template <typename E>
 size_t bands_for(uint32_t cols) {
-  return row_bytes<E>(cols) <= cpu::kTwoBandMaxRowBytes ? 2 : 1;
+  return cpu::dense_gemv_bands(row_bytes<E>(cols));
 }
 
 // y = base + W x for the rows of passes p of W (base may be null).
@@ -29,7 +27,7 @@ template <typename E>
 void gemv_passes(const void* w, const float* x, const float* base, float* y, const cpu::RowPasses& p,
                  uint32_t cols) {
   constexpr simd::WeightType type = cpu::weight_type<E>();
-  if (p.bands == 2) return simd::gemv_two_bands(type, w, x, base, y, p, cols);
+  if (p.bands > 1) return simd::gemv_bands(type, w, x, base, y, p, cols);
   simd::gemv_rows(type, w, x, base, y, p.begin + p.first, p.begin + p.last, cols);
 }
 

@@ -44,9 +44,9 @@ class PreparedX {
     }
   }
   // Bands per share (row_bands.h) for rows of `row_bytes`: the integer
-  // kernels read short rows two at a time, as the dense gemvs do
-  // (cpu_gemv.cpp); the float ones, compute-bound, one after another.
-  size_t bands(size_t row_bytes) const { return int8_ && row_bytes <= cpu::kTwoBandMaxRowBytes ? 2 : 1; }
+  // kernels read short rows two at a time; the float ones, compute-bound,
+  // one after another.
+  size_t bands(size_t row_bytes) const { return int8_ && row_bytes <= cpu::kShortRowMaxBytes ? 2 : 1; }
 
   // y[r] = base[r] (0 if null) + row r of w . x for the rows of passes p.
   void rows(const simd::MlxRows& w, const float* base, float* y, const cpu::RowPasses& p) const {

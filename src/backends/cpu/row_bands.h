@@ -3,10 +3,10 @@
 // and share per-block work (x's loads, scale unpacking) across the M rows; each
 // band is one long sequential read stream, where adjacent rows (0.5-7 KB each)
 // would be short streams that the hardware prefetcher barely ramps up on. The
-// dense gemvs and the integer MLX ones walk rows of up to 4 KB in two bands and
-// longer ones one after another (one band), as the float MLX gemvs walk all of
-// theirs; each choice is what measured fastest on these hosts
-// (docs/performance.md).
+// dense gemvs walk short rows in four bands and long ones in two, the integer
+// MLX ones short rows in two and long ones one after another (one band), as
+// the float MLX gemvs walk all of theirs; each choice is what measured fastest
+// on these hosts (docs/performance.md).
 #pragma once
 
 #include <algorithm>
@@ -32,10 +32,19 @@ struct RowPasses {
 // How many passes rows [begin, begin + rows) take in `bands` bands.
 constexpr size_t pass_count(size_t rows, size_t bands) { return rows / bands + rows % bands; }
 
-// The memory-bound gemvs (the dense ones, and the MLX ones with x in 8 bits)
-// walk rows of up to this many bytes in two bands, longer ones in one: rows
-// of 7 KB read no faster in two (docs/performance.md, nineteenth session).
-constexpr size_t kTwoBandMaxRowBytes = 4096;
+// Rows of up to this many bytes are short: the memory-bound gemvs walk them in
+// more bands than longer ones (at the 0.8B shape in bf16, every dense matrix
+// but the MLP's down projection, whose rows are 7 KB, is short).
+constexpr size_t kShortRowMaxBytes = 4096;
+
+// The dense gemvs' bands, each prefetched ahead in software (simd.cpp's
+// gemv_bands_t): four for short rows, two for long ones. On the Xeon host of
+// the twenty-second session, against two and one without the prefetch, bf16
+// decode went from 0.69-0.73 of the probe's bandwidth to 0.81-0.95
+// (alternating runs; docs/performance.md). Unprefetched, more bands than two
+// for short rows and one for long ones had read no faster
+// (nineteenth session).
+constexpr size_t dense_gemv_bands(size_t row_bytes) { return row_bytes <= kShortRowMaxBytes ? 4 : 2; }
 
 // y[r] = base[r] (0 if base is null) + dot of row r, for the rows of passes p:
 // dot(std::integral_constant<size_t, K>, size_t first, size_t stride, float* out)

@@ -27,12 +27,13 @@ HWY_BEFORE_NAMESPACE();
 namespace qwen35::simd::HWY_NAMESPACE {
 // hn, DF, VF, load_f32, to_f32 and sum: simd_common-inl.h.
 
-// Rows a[0, K) dotted with b, sharing each load of b. Each row is summed as
-// one alone is (four accumulators, the same order), so a row's result does not
+// Rows a[0, K) dotted with b, sharing each load of b, each row's line
+// prefetch_bytes ahead prefetched (none if 0). Each row is summed as one
+// alone is (four accumulators, the same order), so a row's result does not
 // depend on how many rows were computed with it, nor on how threads split a
 // matrix into bands.
 template <size_t K, typename T>
-void dot_rows_t(const T* const (&a)[K], const float* b, size_t count, float* out) {
+void dot_rows_t(const T* const (&a)[K], const float* b, size_t count, float* out, size_t prefetch_bytes = 0) {
   const DF df;
   const size_t n = hn::Lanes(df);
   VF s[K][4];
@@ -41,6 +42,13 @@ void dot_rows_t(const T* const (&a)[K], const float* b, size_t count, float* out
   }
   size_t i = 0;
   for (; i + 4 * n <= count; i += 4 * n) {
+    if (prefetch_bytes) {
+      for (size_t k = 0; k < K; ++k) {
+        for (size_t line = 0; line < 4 * n * sizeof(T); line += 64) {
+          cpu::prefetch_past(a[k] + i, prefetch_bytes + line);
+        }
+      }
+    }
     for (size_t j = 0; j < 4; ++j) {
       const VF bj = hn::LoadU(df, b + i + j * n);
       for (size_t k = 0; k < K; ++k) s[k][j] = hn::MulAdd(load_f32(df, a[k] + i + j * n), bj, s[k][j]);
@@ -66,29 +74,34 @@ float dot_t(const T* a, const float* b, size_t count) {
 }
 
 // A task's rows one after another, each a dot product: the task is one
-// sequential read stream. Long rows are read so (gemv_two_bands_t).
+// sequential read stream. The bit reference of gemv_bands_t, and the one-band
+// walk of row_bands.h.
 template <typename T>
 void gemv_rows_t(const T* w, const float* x, const float* base, float* y, size_t row_begin, size_t row_end,
                  size_t cols) {
   for (size_t r = row_begin; r < row_end; ++r) y[r] = (base ? base[r] : 0.0f) + dot_t(w + r * cols, x, cols);
 }
 
-// Rows of up to 4 KB (at the 0.8B shape in bf16, every dense matrix but the
-// MLP's down projection) in two bands, two rows side by side sharing x's
-// loads: two read streams per task. In bf16 decode, alternating one band and
-// two token by token in one process, the gemvs read 3-12% faster in two (the
-// output head 6-20%); the down projection's rows of 7 KB read no faster in
-// two, up to 10% slower, so long rows stay in one band (docs/performance.md,
-// nineteenth session).
+// How far ahead of its loads each band's read stream is prefetched. On the
+// Xeon host of the twenty-second session (bf16 decode, alternating runs),
+// 1024 bytes beat 512 and 2048, and any prefetch beat none by 15-30%: the
+// hardware prefetcher alone ramps up too slowly on streams that jump to a
+// new page every few KB (docs/performance.md).
+constexpr size_t kDenseGemvPrefetchBytes = 1024;
+
+// The rows of passes p in 2 or 4 bands (cpu/row_bands.h: dense_gemv_bands),
+// K rows side by side sharing x's loads, each band one read stream prefetched
+// kDenseGemvPrefetchBytes ahead. A row's result is gemv_rows_t's to the bit.
 template <typename T>
-void gemv_two_bands_t(const T* w, const float* x, const float* base, float* y, const cpu::RowPasses& p,
-                      size_t cols) {
-  cpu::for_row_bands<2>(p, base, y, [&](auto rows_constant, size_t first, size_t stride, float* out) {
+void gemv_bands_t(const T* w, const float* x, const float* base, float* y, const cpu::RowPasses& p, size_t cols) {
+  const auto dot = [&](auto rows_constant, size_t first, size_t stride, float* out) {
     constexpr size_t K = decltype(rows_constant)::value;
     const T* rows[K];
     for (size_t k = 0; k < K; ++k) rows[k] = w + (first + k * stride) * cols;
-    dot_rows_t<K>(rows, x, cols, out);
-  });
+    dot_rows_t<K>(rows, x, cols, out, kDenseGemvPrefetchBytes);
+  };
+  if (p.bands == 4) return cpu::for_row_bands<4>(p, base, y, dot);
+  cpu::for_row_bands<2>(p, base, y, dot);
 }
 
 template <typename T>
@@ -143,17 +156,17 @@ void GemvRowsBF16(const void* w, const float* x, const float* base, float* y, si
 void GemvRowsF16(const void* w, const float* x, const float* base, float* y, size_t r0, size_t r1, size_t cols) {
   gemv_rows_t(static_cast<const hwy::float16_t*>(w), x, base, y, r0, r1, cols);
 }
-void GemvTwoBandsF32(const void* w, const float* x, const float* base, float* y, const cpu::RowPasses& p,
+void GemvBandsF32(const void* w, const float* x, const float* base, float* y, const cpu::RowPasses& p,
                      size_t cols) {
-  gemv_two_bands_t(static_cast<const float*>(w), x, base, y, p, cols);
+  gemv_bands_t(static_cast<const float*>(w), x, base, y, p, cols);
 }
-void GemvTwoBandsBF16(const void* w, const float* x, const float* base, float* y, const cpu::RowPasses& p,
+void GemvBandsBF16(const void* w, const float* x, const float* base, float* y, const cpu::RowPasses& p,
                       size_t cols) {
-  gemv_two_bands_t(static_cast<const hwy::bfloat16_t*>(w), x, base, y, p, cols);
+  gemv_bands_t(static_cast<const hwy::bfloat16_t*>(w), x, base, y, p, cols);
 }
-void GemvTwoBandsF16(const void* w, const float* x, const float* base, float* y, const cpu::RowPasses& p,
+void GemvBandsF16(const void* w, const float* x, const float* base, float* y, const cpu::RowPasses& p,
                      size_t cols) {
-  gemv_two_bands_t(static_cast<const hwy::float16_t*>(w), x, base, y, p, cols);
+  gemv_bands_t(static_cast<const hwy::float16_t*>(w), x, base, y, p, cols);
 }
 float DotF32(const void* a, const float* b, size_t n) { return dot_t(static_cast<const float*>(a), b, n); }
 float DotBF16(const void* a, const float* b, size_t n) { return dot_t(static_cast<const hwy::bfloat16_t*>(a), b, n); }
@@ -383,9 +396,9 @@ namespace qwen35::simd {
 HWY_EXPORT(GemvRowsF32);
 HWY_EXPORT(GemvRowsBF16);
 HWY_EXPORT(GemvRowsF16);
-HWY_EXPORT(GemvTwoBandsF32);
-HWY_EXPORT(GemvTwoBandsBF16);
-HWY_EXPORT(GemvTwoBandsF16);
+HWY_EXPORT(GemvBandsF32);
+HWY_EXPORT(GemvBandsBF16);
+HWY_EXPORT(GemvBandsF16);
 HWY_EXPORT(DotF32);
 HWY_EXPORT(DotBF16);
 HWY_EXPORT(DotF16);
@@ -436,12 +449,12 @@ void gemv_rows(WeightType type, const void* w, const float* x, const float* base
   }
 }
 
-void gemv_two_bands(WeightType type, const void* w, const float* x, const float* base, float* y,
-                    const cpu::RowPasses& passes, size_t cols) {
+void gemv_bands(WeightType type, const void* w, const float* x, const float* base, float* y,
+                const cpu::RowPasses& passes, size_t cols) {
   switch (type) {
-    case WeightType::kF32: return HWY_DYNAMIC_DISPATCH(GemvTwoBandsF32)(w, x, base, y, passes, cols);
-    case WeightType::kBF16: return HWY_DYNAMIC_DISPATCH(GemvTwoBandsBF16)(w, x, base, y, passes, cols);
-    case WeightType::kF16: return HWY_DYNAMIC_DISPATCH(GemvTwoBandsF16)(w, x, base, y, passes, cols);
+    case WeightType::kF32: return HWY_DYNAMIC_DISPATCH(GemvBandsF32)(w, x, base, y, passes, cols);
+    case WeightType::kBF16: return HWY_DYNAMIC_DISPATCH(GemvBandsBF16)(w, x, base, y, passes, cols);
+    case WeightType::kF16: return HWY_DYNAMIC_DISPATCH(GemvBandsF16)(w, x, base, y, passes, cols);
   }
 }
 

@@ -21,11 +21,11 @@ enum class WeightType : uint8_t { kF32, kBF16, kF16 };
 void gemv_rows(WeightType type, const void* w, const float* x, const float* base, float* y, size_t row_begin,
                size_t row_end, size_t cols);
 
-// gemv_rows for the rows of passes p of two bands (cpu/row_bands.h): two rows
-// at a time sharing x's loads, each band one read stream. Every row's result is
-// gemv_rows' to the bit.
-void gemv_two_bands(WeightType type, const void* w, const float* x, const float* base, float* y,
-                    const cpu::RowPasses& passes, size_t cols);
+// gemv_rows for the rows of passes p of 2 or 4 bands (cpu/row_bands.h): a row
+// of each band at a time sharing x's loads, each band one read stream,
+// prefetched ahead. Every row's result is gemv_rows' to the bit.
+void gemv_bands(WeightType type, const void* w, const float* x, const float* base, float* y,
+                const cpu::RowPasses& passes, size_t cols);
 
 // The rows of one MLX affine matrix (layout in qwen35/mlx_affine.h).
 struct MlxRows {

@@ -1,0 +1,56 @@
+// What the kernels that walk rows as passes of bands (cpu/row_bands.h) are
+// checked on: the passes a share may be claimed in, and that a call writes the
+// rows of its passes, each with the bits of the one-row kernel, and no other
+// row.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "cpu/row_bands.h"
+
+namespace qwen35::testing {
+
+// Rows of the matrices the passes below lie in.
+inline constexpr size_t kBandRows = 45;
+
+// In `bands` bands, 37 rows from row 3 are bands of 37 / bands rows and
+// 37 % bands rows over (1 in two bands, 1 in four): all passes, a claim from
+// inside the bands, one reaching past them, the rows over alone; and a share
+// of one row (no band at all).
+inline std::vector<cpu::RowPasses> band_passes(size_t bands) {
+  const size_t band = 37 / bands, passes = cpu::pass_count(37, bands);
+  return {cpu::RowPasses{3, 40, bands, 0, passes}, cpu::RowPasses{3, 40, bands, 2, band - 2},
+          cpu::RowPasses{3, 40, bands, band - 1, passes}, cpu::RowPasses{3, 40, bands, band, passes},
+          cpu::RowPasses{44, 45, bands, 0, 1}};
+}
+
+// y (kBandRows, NaN before the call) holds expected's bits at the rows of
+// passes p and NaN elsewhere.
+inline void expect_bits_on_passes(const cpu::RowPasses& p, const std::vector<float>& y,
+                                  const std::vector<float>& expected) {
+  // Spelled out from RowPasses' definition, not through row_bands.h's
+  // walkers, which the kernels under test use.
+  std::vector<bool> in_passes(y.size(), false);
+  const size_t band = (p.end - p.begin) / p.bands;
+  for (size_t j = p.first; j < p.last; ++j) {
+    if (j < band) {
+      for (size_t k = 0; k < p.bands; ++k) in_passes[p.begin + k * band + j] = true;
+    } else {
+      in_passes[p.begin + p.bands * band + (j - band)] = true;
+    }
+  }
+  for (size_t r = 0; r < y.size(); ++r) {
+    if (!in_passes[r]) {
+      ASSERT_TRUE(std::isnan(y[r])) << "row " << r << " is outside the passes";
+    } else {
+      ASSERT_EQ(std::bit_cast<uint32_t>(y[r]), std::bit_cast<uint32_t>(expected[r])) << "row " << r;
+    }
+  }
+}
+
+}  // namespace qwen35::testing
