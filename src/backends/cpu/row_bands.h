@@ -41,9 +41,9 @@ constexpr size_t kShortRowMaxBytes = 4096;
 // gemv_bands_t): four for short rows, two for long ones. On the Xeon host of
 // the twenty-second session, against two and one without the prefetch, bf16
 // decode went from 0.69-0.73 of the probe's bandwidth to 0.81-0.95
-// (alternating runs; docs/performance.md). Unprefetched, more bands than two
-// for short rows and one for long ones had read no faster
-// (nineteenth session).
+// (alternating runs; docs/performance.md). On the Zen 5 host, unprefetched,
+// four bands had read slower than two (nineteenth session); this pair has not
+// been measured there yet.
 constexpr size_t dense_gemv_bands(size_t row_bytes) { return row_bytes <= kShortRowMaxBytes ? 4 : 2; }
 
 // y[r] = base[r] (0 if base is null) + dot of row r, for the rows of passes p:
