@@ -26,9 +26,7 @@ size_t bands_for(uint32_t cols) {
 template <typename E>
 void gemv_passes(const void* w, const float* x, const float* base, float* y, const cpu::RowPasses& p,
                  uint32_t cols) {
-  constexpr simd::WeightType type = cpu::weight_type<E>();
-  if (p.bands > 1) return simd::gemv_bands(type, w, x, base, y, p, cols);
-  simd::gemv_rows(type, w, x, base, y, p.begin + p.first, p.begin + p.last, cols);
+  simd::gemv_bands(cpu::weight_type<E>(), w, x, base, y, p, cols);
 }
 
 template <typename E>

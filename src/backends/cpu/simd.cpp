@@ -40,13 +40,14 @@ void dot_rows_t(const T* const (&a)[K], const float* b, size_t count, float* out
   for (auto& row : s) {
     for (VF& v : row) v = hn::Zero(df);
   }
+  const size_t step_bytes = 4 * n * sizeof(T);
   size_t i = 0;
   for (; i + 4 * n <= count; i += 4 * n) {
-    if (prefetch_bytes) {
+    // A prefetch per 64 bytes of each row: on 128-bit targets a step of
+    // 16-bit weights is 32 bytes, and only every other step asks.
+    if (prefetch_bytes != 0 && (i * sizeof(T)) % 64 < step_bytes) {
       for (size_t k = 0; k < K; ++k) {
-        for (size_t line = 0; line < 4 * n * sizeof(T); line += 64) {
-          cpu::prefetch_past(a[k] + i, prefetch_bytes + line);
-        }
+        for (size_t line = 0; line < step_bytes; line += 64) cpu::prefetch_past(a[k] + i, prefetch_bytes + line);
       }
     }
     for (size_t j = 0; j < 4; ++j) {
@@ -73,9 +74,8 @@ float dot_t(const T* a, const float* b, size_t count) {
   return out;
 }
 
-// A task's rows one after another, each a dot product: the task is one
-// sequential read stream. The bit reference of gemv_bands_t, and the one-band
-// walk of row_bands.h.
+// Rows one after another, each a dot product alone: the bits gemv_bands_t
+// must give every row, however the rows are banded.
 template <typename T>
 void gemv_rows_t(const T* w, const float* x, const float* base, float* y, size_t row_begin, size_t row_end,
                  size_t cols) {
@@ -157,15 +157,15 @@ void GemvRowsF16(const void* w, const float* x, const float* base, float* y, siz
   gemv_rows_t(static_cast<const hwy::float16_t*>(w), x, base, y, r0, r1, cols);
 }
 void GemvBandsF32(const void* w, const float* x, const float* base, float* y, const cpu::RowPasses& p,
-                     size_t cols) {
+                  size_t cols) {
   gemv_bands_t(static_cast<const float*>(w), x, base, y, p, cols);
 }
 void GemvBandsBF16(const void* w, const float* x, const float* base, float* y, const cpu::RowPasses& p,
-                      size_t cols) {
+                   size_t cols) {
   gemv_bands_t(static_cast<const hwy::bfloat16_t*>(w), x, base, y, p, cols);
 }
 void GemvBandsF16(const void* w, const float* x, const float* base, float* y, const cpu::RowPasses& p,
-                     size_t cols) {
+                  size_t cols) {
   gemv_bands_t(static_cast<const hwy::float16_t*>(w), x, base, y, p, cols);
 }
 float DotF32(const void* a, const float* b, size_t n) { return dot_t(static_cast<const float*>(a), b, n); }

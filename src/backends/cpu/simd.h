@@ -18,6 +18,7 @@ enum class WeightType : uint8_t { kF32, kBF16, kF16 };
 
 // y[r] = base[r] + W[r, :] . x for r in [row_begin, row_end); W rows of `cols`
 // elements of `type`. base may be null (then 0); y may alias base.
+// One row at a time: the reference whose bits gemv_bands must give.
 void gemv_rows(WeightType type, const void* w, const float* x, const float* base, float* y, size_t row_begin,
                size_t row_end, size_t cols);
 
