@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 
 #include "qwen35/dtype.h"
 
@@ -73,21 +74,26 @@ struct GgufBlockQ8_0x16 {
   uint16_t d[16];
   int8_t qs[512];
 };
+// Q4_K regrouped the same way (DType::kQ4_Kx16), a super-block of 256
+// columns for 16 rows in as many bytes as theirs: the 16 rows' d and dmin;
+// their sub-blocks' 6-bit scales and mins lane by lane, scales_lo[16 j + r]
+// holding the low four bits of row r's scale (low nibble) and min (high) of
+// sub-block j, scales_hi[16 j + r] (j < 4) the top two bits of its scale and
+// min of sub-blocks j (bits 0-1, 2-3) and j + 4 (bits 4-5, 6-7); then the
+// codes, chunk c (64 elements, sub-blocks 2c and 2c + 1) in runs of 64 bytes
+// as Q4_0x16's: qs[512 c + 64 v + 4 r + k] = row r's qs[32 c + 4 v + k].
+struct GgufBlockQ4Kx16 {
+  uint16_t d[16];
+  uint16_t dmin[16];
+  uint8_t scales_lo[128];
+  uint8_t scales_hi[64];
+  uint8_t qs[2048];
+};
 static_assert(sizeof(GgufBlockQ8_0) == 34 && sizeof(GgufBlockQ4_0) == 18 && sizeof(GgufBlockQ4K) == 144 &&
               sizeof(GgufBlockQ5K) == 176 && sizeof(GgufBlockQ6K) == 210 &&
               sizeof(GgufBlockQ4_0x16) == 16 * sizeof(GgufBlockQ4_0) &&
-              sizeof(GgufBlockQ8_0x16) == 16 * sizeof(GgufBlockQ8_0));
-
-// Row `lane` (< 16) of a regrouped block as the block it came from
-// (GgufBlockQ4_0 from GgufBlockQ4_0x16, GgufBlockQ8_0 from GgufBlockQ8_0x16).
-template <typename Block, typename Grouped>
-Block x16_row_block(const Grouped& b, size_t lane) {
-  static_assert(sizeof(Grouped) == 16 * sizeof(Block));
-  Block out;
-  out.d = b.d[lane];
-  for (size_t v = 0; v < sizeof(out.qs) / 4; ++v) std::memcpy(out.qs + 4 * v, b.qs + 64 * v + 4 * lane, 4);
-  return out;
-}
+              sizeof(GgufBlockQ8_0x16) == 16 * sizeof(GgufBlockQ8_0) &&
+              sizeof(GgufBlockQ4Kx16) == 16 * sizeof(GgufBlockQ4K));
 
 // Scale and min of sub-block j (< 8) from the 12 packed bytes of Q4_K/Q5_K:
 // j < 4: low six bits of bytes j and j + 4; otherwise the low / high nibble of
@@ -100,6 +106,42 @@ inline void gguf_scale_min_k4(int j, const uint8_t* q, uint8_t* scale, uint8_t* 
     *scale = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
     *min = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
   }
+}
+
+// Scale and min of sub-block j (< 8) of row `lane` of a regrouped Q4_K block.
+inline void gguf_x16_scale_min_k4(const GgufBlockQ4Kx16& b, size_t lane, int j, uint8_t* scale, uint8_t* min) {
+  const uint8_t lo = b.scales_lo[16 * j + lane];
+  const int hi = b.scales_hi[16 * (j % 4) + lane] >> (j < 4 ? 0 : 4);
+  *scale = static_cast<uint8_t>((lo & 0xF) | (hi & 3) << 4);
+  *min = static_cast<uint8_t>((lo >> 4) | (hi >> 2 & 3) << 4);
+}
+
+// Row `lane` (< 16) of a regrouped block as the block it came from
+// (GgufBlockQ4_0 from GgufBlockQ4_0x16, GgufBlockQ8_0 from GgufBlockQ8_0x16,
+// GgufBlockQ4K from GgufBlockQ4Kx16).
+template <typename Block, typename Grouped>
+Block x16_row_block(const Grouped& b, size_t lane) {
+  static_assert(sizeof(Grouped) == 16 * sizeof(Block));
+  Block out;
+  if constexpr (std::is_same_v<Grouped, GgufBlockQ4Kx16>) {
+    out.d = b.d[lane];
+    out.dmin = b.dmin[lane];
+    for (int j = 0; j < 4; ++j) {  // gguf_scale_min_k4 backwards
+      uint8_t sc, m, sc4, m4;
+      gguf_x16_scale_min_k4(b, lane, j, &sc, &m);
+      gguf_x16_scale_min_k4(b, lane, j + 4, &sc4, &m4);
+      out.scales[j] = static_cast<uint8_t>(sc | (sc4 >> 4) << 6);
+      out.scales[j + 4] = static_cast<uint8_t>(m | (m4 >> 4) << 6);
+      out.scales[j + 8] = static_cast<uint8_t>((sc4 & 0xF) | (m4 & 0xF) << 4);
+    }
+    for (size_t c = 0; c < 4; ++c) {
+      for (size_t v = 0; v < 8; ++v) std::memcpy(out.qs + 32 * c + 4 * v, b.qs + 512 * c + 64 * v + 4 * lane, 4);
+    }
+  } else {
+    out.d = b.d[lane];
+    for (size_t v = 0; v < sizeof(out.qs) / 4; ++v) std::memcpy(out.qs + 4 * v, b.qs + 64 * v + 4 * lane, 4);
+  }
+  return out;
 }
 
 namespace gguf_detail {
@@ -187,14 +229,15 @@ inline void gguf_dequantize_row(DType type, const void* blocks, float* y, size_t
 }
 
 // The layout that regroups `dtype` 16 rows at a time (kQ4_0x16 for kQ4_0,
-// kQ8_0x16 for kQ8_0), nullopt for other types; and whether `dtype` is one.
+// kQ8_0x16 for kQ8_0, kQ4_Kx16 for kQ4_K), nullopt for other types; and
+// whether `dtype` is one.
 std::optional<DType> gguf_regrouped_layout(DType dtype);
 bool is_regrouped_dtype(DType dtype);
-// `rows` rows of `blocks` blocks of Q4_0 or Q8_0 regrouped into its layout
+// `rows` rows of `blocks` blocks of Q4_0, Q8_0 or Q4_K regrouped into its layout
 // (rows a multiple of 16, not checked here); `out` holds as many bytes.
 void gguf_regroup_rows(DType dtype, const void* matrix, size_t rows, size_t blocks, void* out);
-// y[blocks * 32] = row `row` of a regrouped matrix (`layout` kQ4_0x16 or
-// kQ8_0x16) of `blocks` blocks per row.
+// y = row `row` (blocks * dtype_block_size(layout) floats) of a regrouped
+// matrix of `blocks` blocks per row.
 void gguf_dequantize_regrouped_row(DType layout, const void* matrix, size_t blocks, size_t row, float* y);
 
 // Quantizes `n` floats into blocks of `type` (round to nearest, scales from the

@@ -1,34 +1,51 @@
-// Q4_0 and Q8_0 regrouped 16 rows at a time (GgufBlockQ4_0x16 and
-// GgufBlockQ8_0x16 in qwen35/gguf_quants.h): the conversion at load and the
-// row lookup (embeddings), for every backend that keeps them so.
-#include <type_traits>
-
+// Q4_0, Q8_0 and Q4_K regrouped 16 rows at a time (GgufBlockQ4_0x16,
+// GgufBlockQ8_0x16 and GgufBlockQ4Kx16 in qwen35/gguf_quants.h): the
+// conversion at load and the row lookup (embeddings), for every backend that
+// keeps them so.
 #include "qwen35/error.h"
 #include "qwen35/gguf_quants.h"
 
 namespace qwen35 {
 namespace {
 
+// Row `lane`'s block b into lane `lane` of a regrouped block.
+template <typename Block, typename Grouped>
+void place(const Block& b, size_t lane, Grouped& out) {
+  out.d[lane] = b.d;
+  for (size_t v = 0; v < sizeof(b.qs) / 4; ++v) std::memcpy(out.qs + 64 * v + 4 * lane, b.qs + 4 * v, 4);
+}
+
+void place(const GgufBlockQ4K& b, size_t lane, GgufBlockQ4Kx16& out) {
+  out.d[lane] = b.d;
+  out.dmin[lane] = b.dmin;
+  uint8_t sc[8], m[8];
+  for (int j = 0; j < 8; ++j) gguf_scale_min_k4(j, b.scales, &sc[j], &m[j]);
+  for (int j = 0; j < 8; ++j) out.scales_lo[16 * j + lane] = static_cast<uint8_t>((sc[j] & 0xF) | (m[j] & 0xF) << 4);
+  for (int j = 0; j < 4; ++j) {
+    out.scales_hi[16 * j + lane] =
+        static_cast<uint8_t>(sc[j] >> 4 | (m[j] >> 4) << 2 | (sc[j + 4] >> 4) << 4 | (m[j + 4] >> 4) << 6);
+  }
+  for (size_t c = 0; c < 4; ++c) {
+    for (size_t v = 0; v < 8; ++v) std::memcpy(out.qs + 512 * c + 64 * v + 4 * lane, b.qs + 32 * c + 4 * v, 4);
+  }
+}
+
 template <typename Block, typename Grouped>
 void regroup(const Block* matrix, size_t rows, size_t blocks, Grouped* out) {
   for (size_t g = 0; g < rows / 16; ++g) {
     for (size_t i = 0; i < blocks; ++i) {
-      Grouped& grouped = out[g * blocks + i];
-      for (size_t lane = 0; lane < 16; ++lane) {
-        const Block& b = matrix[(16 * g + lane) * blocks + i];
-        grouped.d[lane] = b.d;
-        for (size_t v = 0; v < sizeof(b.qs) / 4; ++v) std::memcpy(grouped.qs + 64 * v + 4 * lane, b.qs + 4 * v, 4);
-      }
+      for (size_t lane = 0; lane < 16; ++lane) place(matrix[(16 * g + lane) * blocks + i], lane, out[g * blocks + i]);
     }
   }
 }
 
 template <typename Block, typename Grouped>
-void dequantize_row(const Grouped* matrix, size_t blocks, size_t row, float* y) {
+void dequantize_row(DType type, const Grouped* matrix, size_t blocks, size_t row, float* y) {
   const Grouped* group = matrix + row / 16 * blocks;
+  const size_t n = dtype_block_size(type);
   for (size_t i = 0; i < blocks; ++i) {
     const Block b = x16_row_block<Block>(group[i], row % 16);
-    gguf_dequantize_row(std::is_same_v<Block, GgufBlockQ4_0> ? DType::kQ4_0 : DType::kQ8_0, &b, y + 32 * i, 32);
+    gguf_dequantize_row(type, &b, y + n * i, n);
   }
 }
 
@@ -37,25 +54,38 @@ void dequantize_row(const Grouped* matrix, size_t blocks, size_t row, float* y) 
 std::optional<DType> gguf_regrouped_layout(DType dtype) {
   if (dtype == DType::kQ4_0) return DType::kQ4_0x16;
   if (dtype == DType::kQ8_0) return DType::kQ8_0x16;
+  if (dtype == DType::kQ4_K) return DType::kQ4_Kx16;
   return std::nullopt;
 }
 
-bool is_regrouped_dtype(DType dtype) { return dtype == DType::kQ4_0x16 || dtype == DType::kQ8_0x16; }
+bool is_regrouped_dtype(DType dtype) {
+  return dtype == DType::kQ4_0x16 || dtype == DType::kQ8_0x16 || dtype == DType::kQ4_Kx16;
+}
 
 void gguf_regroup_rows(DType dtype, const void* matrix, size_t rows, size_t blocks, void* out) {
-  if (dtype == DType::kQ4_0) {
-    return regroup(static_cast<const GgufBlockQ4_0*>(matrix), rows, blocks, static_cast<GgufBlockQ4_0x16*>(out));
+  switch (dtype) {
+    case DType::kQ4_0:
+      return regroup(static_cast<const GgufBlockQ4_0*>(matrix), rows, blocks, static_cast<GgufBlockQ4_0x16*>(out));
+    case DType::kQ8_0:
+      return regroup(static_cast<const GgufBlockQ8_0*>(matrix), rows, blocks, static_cast<GgufBlockQ8_0x16*>(out));
+    default:
+      QWEN35_ASSERT(dtype == DType::kQ4_K);
+      return regroup(static_cast<const GgufBlockQ4K*>(matrix), rows, blocks, static_cast<GgufBlockQ4Kx16*>(out));
   }
-  QWEN35_ASSERT(dtype == DType::kQ8_0);
-  regroup(static_cast<const GgufBlockQ8_0*>(matrix), rows, blocks, static_cast<GgufBlockQ8_0x16*>(out));
 }
 
 void gguf_dequantize_regrouped_row(DType layout, const void* matrix, size_t blocks, size_t row, float* y) {
-  if (layout == DType::kQ4_0x16) {
-    return dequantize_row<GgufBlockQ4_0>(static_cast<const GgufBlockQ4_0x16*>(matrix), blocks, row, y);
+  switch (layout) {
+    case DType::kQ4_0x16:
+      return dequantize_row<GgufBlockQ4_0>(DType::kQ4_0, static_cast<const GgufBlockQ4_0x16*>(matrix), blocks, row,
+                                           y);
+    case DType::kQ8_0x16:
+      return dequantize_row<GgufBlockQ8_0>(DType::kQ8_0, static_cast<const GgufBlockQ8_0x16*>(matrix), blocks, row,
+                                           y);
+    default:
+      QWEN35_ASSERT(layout == DType::kQ4_Kx16);
+      return dequantize_row<GgufBlockQ4K>(DType::kQ4_K, static_cast<const GgufBlockQ4Kx16*>(matrix), blocks, row, y);
   }
-  QWEN35_ASSERT(layout == DType::kQ8_0x16);
-  dequantize_row<GgufBlockQ8_0>(static_cast<const GgufBlockQ8_0x16*>(matrix), blocks, row, y);
 }
 
 }  // namespace qwen35

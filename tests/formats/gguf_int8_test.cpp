@@ -140,8 +140,8 @@ void check_cpu_kernels() {
   const Stream s = gpu->default_stream();
   for (DType type : kTypes) {
     const uint32_t bs = static_cast<uint32_t>(dtype_block_size(type));
-    // Rows in multiples of 16 make Q4_0 and Q8_0 regrouped (Q4_0x16, Q8_0x16),
-    // the others keep them row-major.
+    // Rows in multiples of 16 make Q4_0, Q8_0 and Q4_K regrouped (Q4_0x16,
+    // Q8_0x16, Q4_Kx16), the others keep them row-major.
     for (uint32_t rows : {1u, 5u, 16u, 33u, 240u, 250u}) {
       for (uint32_t cols : {bs, 3 * bs, 4096u}) {
         if (rows >= 240 && cols != 4096) continue;
@@ -233,7 +233,7 @@ TEST(Int8Activations, CpuGemvPropagatesNaN) {
   std::unique_ptr<GpuBackend> gpu = create_backend("cpu", BackendOptions{.threads = 2, .int8_activations = true});
   for (DType type : kTypes) {
     SCOPED_TRACE(dtype_name(type));
-    const uint32_t rows = 16, cols = 512;  // Q4_0 and Q8_0 regrouped
+    const uint32_t rows = 16, cols = 512;  // Q4_0, Q8_0 and Q4_K regrouped
     const std::vector<std::byte> w = random_blocks(type, rows * cols / dtype_block_size(type), 6);
     const auto m = make_dense_weights(*gpu, type, rows, cols, w.data(), gpu->default_stream());
     std::vector<float> x = random_floats(cols, 7);
@@ -251,7 +251,7 @@ TEST(Int8Activations, CpuGemvPropagatesNaN) {
 template <typename Block, typename Grouped>
 void check_regrouped_rows(DType type, DType layout) {
   SCOPED_TRACE(dtype_name(type));
-  const uint32_t rows = 48, cols = 96, blocks = cols / 32;
+  const uint32_t rows = 48, blocks = 3, cols = blocks * static_cast<uint32_t>(dtype_block_size(type));
   const std::vector<std::byte> w = random_blocks(type, rows * blocks, 8);
   std::vector<Grouped> grouped(rows / 16 * blocks);
   ASSERT_EQ(grouped.size() * sizeof(Grouped), w.size());
@@ -291,7 +291,8 @@ void check_regrouped_rows(DType type, DType layout) {
 TEST(RegroupedRows, ReadBackAsTheirBlocks) {
   check_regrouped_rows<GgufBlockQ4_0, GgufBlockQ4_0x16>(DType::kQ4_0, DType::kQ4_0x16);
   check_regrouped_rows<GgufBlockQ8_0, GgufBlockQ8_0x16>(DType::kQ8_0, DType::kQ8_0x16);
-  for (DType other : {DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kBF16}) {
+  check_regrouped_rows<GgufBlockQ4K, GgufBlockQ4Kx16>(DType::kQ4_K, DType::kQ4_Kx16);
+  for (DType other : {DType::kQ5_K, DType::kQ6_K, DType::kBF16}) {
     EXPECT_FALSE(gguf_regrouped_layout(other).has_value()) << dtype_name(other);
   }
 }

@@ -76,7 +76,7 @@ std::string CpuBackend::device_description() const {
 
 DType CpuBackend::weight_layout(DType dtype, uint32_t rows, uint32_t cols) const {
   const std::optional<DType> regrouped = gguf_regrouped_layout(dtype);
-  return regroup_rows_ && regrouped && rows % 16 == 0 && cols % 32 == 0 ? *regrouped : dtype;
+  return regroup_rows_ && regrouped && rows % 16 == 0 && cols % dtype_block_size(dtype) == 0 ? *regrouped : dtype;
 }
 
 float* CpuBackend::launch_scratch(size_t count) {

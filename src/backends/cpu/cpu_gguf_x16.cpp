@@ -1,13 +1,16 @@
-// The integer gemvs of Q4_0 and Q8_0 regrouped 16 rows at a time (Q4_0x16,
-// Q8_0x16; qwen35/gguf_quants.h) against x in 8 bits (cpu/int8_activations.h).
+// The integer gemvs of Q4_0, Q8_0 and Q4_K regrouped 16 rows at a time
+// (Q4_0x16, Q8_0x16, Q4_Kx16; qwen35/gguf_quants.h) against x in 8 bits
+// (cpu/int8_activations.h).
 // Each int32 lane of a vector holds one row's four codes, so the dot products
 // of 16 rows accumulate side by side, x's four codes broadcast to every lane:
 // per block of 32 columns and 16 rows, eight dot-product instructions on
 // AVX-512 (Q4_0: two per run of 64 code bytes, its low and high nibbles;
 // Q8_0: one per run), then one conversion and one multiply-add for all 16
-// rows. The row-major kernels (cpu_gguf_int8.cpp) convert, scale and reduce
-// each row's sums on their own, which made these two the slowest integer
-// GGUF gemvs per byte.
+// rows (Q4_K: per sub-block of 32 columns, with its 6-bit scales and mins
+// unpacked for 16 rows at once). The row-major kernels (cpu_gguf_int8.cpp)
+// convert, scale and reduce each row's sums on their own, which made Q4_0
+// and Q8_0 the slowest integer GGUF gemvs per byte, and unpack Q4_K's scales
+// row by row.
 #ifndef HWY_WANT_AVX3_DL
 #define HWY_WANT_AVX3_DL 1  // Ice Lake and later: the VNNI instructions
 #endif
@@ -65,11 +68,11 @@ struct Layout<GgufBlockQ8_0x16> {
   static constexpr float kOffset = kQ8_0Offset;
 };
 
-// x's codes [4k, 4k + 4) of block i broadcast as one int32 to every lane.
+// x's four codes at q broadcast as one int32 to every lane.
 template <class DQ>
-HWY_INLINE hn::Vec<hn::Repartition<int8_t, DQ>> x_quad(DQ dq, const cpu::Int8Activations& x, size_t i, size_t k) {
+HWY_INLINE hn::Vec<hn::Repartition<int8_t, DQ>> x_quad_at(DQ dq, const int8_t* q) {
   int32_t four;
-  std::memcpy(&four, x.q + 32 * i + 4 * k, 4);
+  std::memcpy(&four, q, 4);
   return hn::BitCast(hn::Repartition<int8_t, DQ>(), hn::Set(dq, four));
 }
 
@@ -117,7 +120,7 @@ HWY_INLINE void group_dots(const Grouped* const* g, const cpu::Int8Activations& 
   }
   for (size_t i = 0; i < blocks; ++i) {
     hn::Vec<hn::Repartition<int8_t, DQ>> quads[8];
-    for (size_t q = 0; q < 8; ++q) quads[q] = x_quad(dq, x, i, q);
+    for (size_t q = 0; q < 8; ++q) quads[q] = x_quad_at(dq, x.q + 32 * i + 4 * q);
     const auto x_scale = hn::Set(df, x.scale[i]);
     const auto code_sum = hn::Set(df, x.code_sums[2 * i] + x.code_sums[2 * i + 1]);
     for (size_t k = 0; k < G; ++k) {
@@ -142,33 +145,125 @@ HWY_INLINE void group_dots(const Grouped* const* g, const cpu::Int8Activations& 
   }
 }
 
+// Q4_Kx16: chunk c's run v meets x's quads at 64 c + 4 v (low nibbles,
+// sub-block 2c) and 64 c + 32 + 4 v (high, 2c + 1). Each sub-block's sums
+// for 16 rows are converted once and scaled by their 6-bit scales, unpacked
+// lane by lane, times x's block scale; their mins meet x's block sums. d and
+// dmin apply once per super-block.
+template <size_t G>
+HWY_INLINE void q4k_group_dots(const GgufBlockQ4Kx16* const* g, const cpu::Int8Activations& x, size_t blocks,
+                               float* out) {
+  using DQ = hn::CappedTag<int32_t, 16>;
+  const DQ dq;
+  const hn::Repartition<uint8_t, DQ> d8;
+  const hn::Rebind<uint8_t, DQ> d8_lanes;  // a byte per int32 lane
+  const hn::Repartition<float, DQ> df;
+  const hn::Rebind<hwy::float16_t, decltype(df)> dh;
+  const size_t n = hn::Lanes(dq);
+  constexpr size_t kParts = 16 / hn::MaxLanes(DQ());
+  const auto low4 = hn::Set(d8, 0x0F);
+  const auto high_bits = hn::Set(dq, 0x30);
+  hn::Vec<decltype(df)> total[G][kParts], mins[G][kParts];
+  for (size_t k = 0; k < G; ++k) {
+    for (size_t p = 0; p < kParts; ++p) {
+      total[k][p] = hn::Zero(df);
+      mins[k][p] = hn::Zero(df);
+    }
+  }
+  for (size_t i = 0; i < blocks; ++i) {
+    const int8_t* xq = x.q + 256 * i;
+    for (size_t k = 0; k < G; ++k) {
+      const GgufBlockQ4Kx16& b = g[k][i];
+      for (size_t p = 0; p < kParts; ++p) {
+        auto sums = hn::Zero(df), min_sums = hn::Zero(df);
+        for (size_t c = 0; c < 4; ++c) {
+          // A quarter of the block's 36 lines per chunk, so the requests
+          // go out as evenly as the loads they run ahead of.
+          if (p == 0) {
+            for (size_t line = 576 * c; line < 576 * (c + 1); line += 64) {
+              cpu::prefetch_past(&b, kX16PrefetchBytes + line);
+            }
+          }
+          hn::Vec<DQ> acc[2] = {hn::Zero(dq), hn::Zero(dq)};  // sub-blocks 2c and 2c + 1
+          for (size_t v = 0; v < 8; ++v) {
+            const auto bytes = hn::LoadU(d8, b.qs + 512 * c + 64 * v + 4 * n * p);
+            const int8_t* quads = xq + 64 * c + 4 * v;
+            acc[0] = cpu::HWY_NAMESPACE::dot4(acc[0], hn::And(bytes, low4), x_quad_at(dq, quads));
+            acc[1] = cpu::HWY_NAMESPACE::dot4(acc[1], hn::ShiftRight<4>(bytes), x_quad_at(dq, quads + 32));
+          }
+          for (size_t half = 0; half < 2; ++half) {
+            const size_t j = 2 * c + half;
+            const auto lo = hn::PromoteTo(dq, hn::LoadU(d8_lanes, b.scales_lo + 16 * j + n * p));
+            auto hi = hn::PromoteTo(dq, hn::LoadU(d8_lanes, b.scales_hi + 16 * (j % 4) + n * p));
+            if (j >= 4) hi = hn::ShiftRight<4>(hi);
+            const auto scale = hn::Or(hn::And(lo, hn::Set(dq, 0x0F)), hn::And(hn::ShiftLeft<4>(hi), high_bits));
+            const auto min = hn::Or(hn::ShiftRight<4>(lo), hn::And(hn::ShiftLeft<2>(hi), high_bits));
+            const auto factor = hn::Mul(hn::ConvertTo(df, scale), hn::Set(df, x.scale[8 * i + j]));
+            sums = hn::MulAdd(hn::ConvertTo(df, acc[half]), factor, sums);
+            min_sums = hn::MulAdd(hn::ConvertTo(df, min), hn::Set(df, x.sums[8 * i + j]), min_sums);
+          }
+        }
+        const auto d = hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(b.d) + n * p));
+        const auto dmin = hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(b.dmin) + n * p));
+        total[k][p] = hn::MulAdd(d, sums, total[k][p]);
+        mins[k][p] = hn::MulAdd(dmin, min_sums, mins[k][p]);
+      }
+    }
+  }
+  for (size_t k = 0; k < G; ++k) {
+    for (size_t p = 0; p < kParts; ++p) hn::StoreU(hn::Sub(total[k][p], mins[k][p]), df, out + 16 * k + n * p);
+  }
+}
+
 // The groups of passes p (cpu/row_bands.h, a group per row) in kX16Bands bands.
 template <typename Grouped>
 void groups(const Grouped* w, const cpu::Int8Activations& x, size_t cols, const float* base, float* y,
             const cpu::RowPasses& p) {
-  const size_t blocks = cols / 32;
+  const size_t blocks = cols / (std::is_same_v<Grouped, GgufBlockQ4Kx16> ? 256 : 32);
   cpu::for_row_bands<kX16Bands, 16>(p, base, y, [&](auto groups_n, size_t first, size_t stride, float* out) {
     constexpr size_t G = decltype(groups_n)::value;
     const Grouped* g[G];
     for (size_t k = 0; k < G; ++k) g[k] = w + (first + k * stride) * blocks;
-    group_dots<Grouped, G>(g, x, blocks, out);
+    if constexpr (std::is_same_v<Grouped, GgufBlockQ4Kx16>) {
+      q4k_group_dots<G>(g, x, blocks, out);
+    } else {
+      group_dots<Grouped, G>(g, x, blocks, out);
+    }
   });
 }
 
 #else  // HWY_TARGET == HWY_SCALAR: the scalar twin, each row gathered back into its blocks.
 
+// The block type a regrouped layout was made from.
+template <typename Grouped>
+struct RowBlock;
+template <>
+struct RowBlock<GgufBlockQ4_0x16> {
+  using type = GgufBlockQ4_0;
+  static constexpr DType kType = DType::kQ4_0;
+};
+template <>
+struct RowBlock<GgufBlockQ8_0x16> {
+  using type = GgufBlockQ8_0;
+  static constexpr DType kType = DType::kQ8_0;
+};
+template <>
+struct RowBlock<GgufBlockQ4Kx16> {
+  using type = GgufBlockQ4K;
+  static constexpr DType kType = DType::kQ4_K;
+};
+
 template <typename Grouped>
 void groups(const Grouped* w, const cpu::Int8Activations& x, size_t cols, const float* base, float* y,
             const cpu::RowPasses& p) {
-  constexpr bool kQ4 = std::is_same_v<Grouped, GgufBlockQ4_0x16>;
-  using Block = std::conditional_t<kQ4, GgufBlockQ4_0, GgufBlockQ8_0>;
-  const size_t blocks = cols / 32;
+  using Block = typename RowBlock<Grouped>::type;
+  const size_t blocks = cols / dtype_block_size(RowBlock<Grouped>::kType);
   std::vector<Block> row(blocks);
   cpu::for_each_row(p, [&](size_t g) {
     for (size_t lane = 0; lane < 16; ++lane) {
       for (size_t i = 0; i < blocks; ++i) row[i] = x16_row_block<Block>(w[g * blocks + i], lane);
-      const double dot = cpu::int8_row_dot(kQ4 ? DType::kQ4_0 : DType::kQ8_0,
-                                           reinterpret_cast<const std::byte*>(row.data()), x, cols);
+      const double dot =
+          cpu::int8_row_dot(RowBlock<Grouped>::kType, reinterpret_cast<const std::byte*>(row.data()), x, cols);
       const size_t r = 16 * g + lane;
       y[r] = (base ? base[r] : 0.0f) + static_cast<float>(dot);
     }
@@ -179,8 +274,11 @@ void groups(const Grouped* w, const cpu::Int8Activations& x, size_t cols, const 
 
 void X16Groups(DType layout, const std::byte* w, const cpu::Int8Activations& x, size_t cols, const float* base,
                float* y, const cpu::RowPasses& p) {
-  if (layout == DType::kQ4_0x16) return groups(reinterpret_cast<const GgufBlockQ4_0x16*>(w), x, cols, base, y, p);
-  groups(reinterpret_cast<const GgufBlockQ8_0x16*>(w), x, cols, base, y, p);
+  switch (layout) {
+    case DType::kQ4_0x16: return groups(reinterpret_cast<const GgufBlockQ4_0x16*>(w), x, cols, base, y, p);
+    case DType::kQ8_0x16: return groups(reinterpret_cast<const GgufBlockQ8_0x16*>(w), x, cols, base, y, p);
+    default: return groups(reinterpret_cast<const GgufBlockQ4Kx16*>(w), x, cols, base, y, p);
+  }
 }
 
 }  // namespace qwen35::gguf_cpu::HWY_NAMESPACE
