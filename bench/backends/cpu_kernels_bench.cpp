@@ -40,7 +40,8 @@ size_t rotation_copies(bool cached, size_t bytes) {
 }
 
 // Args: rows, cols, dtype (0 f32, 1 bf16, 2 f16, 3 Q8_0, 4 Q4_K, 5 Q6_K, 6 Q4_0,
-// 7 Q5_K; regrouped, x always in 8 bits: 8 Q4_0x16, 9 Q8_0x16, 10 Q4_Kx16), cached, int8
+// 7 Q5_K; regrouped, x always in 8 bits: 8 Q4_0x16, 9 Q8_0x16, 10 Q4_Kx16,
+// 11 Q5_Kx16), cached, int8
 // (GGUF types: x quantized to 8 bits, integer dot products).
 // With cached 0, several matrices in rotation so the working set (~1 GB) is far
 // beyond the caches, as in decode; with cached 1, one matrix read again and again
@@ -50,7 +51,7 @@ void BM_Gemv(benchmark::State& state) {
   const auto rows = static_cast<uint32_t>(state.range(0)), cols = static_cast<uint32_t>(state.range(1));
   constexpr DType kTypes[] = {DType::kF32,  DType::kBF16, DType::kF16,  DType::kQ8_0,
                               DType::kQ4_K, DType::kQ6_K, DType::kQ4_0, DType::kQ5_K, DType::kQ4_0x16,
-                              DType::kQ8_0x16, DType::kQ4_Kx16};
+                              DType::kQ8_0x16, DType::kQ4_Kx16, DType::kQ5_Kx16};
   const DType type = kTypes[state.range(2)];
   GpuBackend& gpu = cpu(state.range(4) != 0);
   const size_t matrix_bytes = size_t{rows} * dtype_bytes(type, cols);
@@ -75,7 +76,7 @@ BENCHMARK(BM_Gemv)
     ->Args({3584, 1024, 0, 0, 0})
     ->Args({3584, 1024, 2, 0, 0})
     ->ArgsProduct({{3584}, {1024}, {3, 4, 5, 6, 7}, {0, 1}, {0, 1}})
-    ->ArgsProduct({{3584}, {1024}, {8, 9, 10}, {0, 1}, {1}})
+    ->ArgsProduct({{3584}, {1024}, {8, 9, 10, 11}, {0, 1}, {1}})
     ->Args({3584, 1024, 1, 1, 0})
     ->UseRealTime();
 

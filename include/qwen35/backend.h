@@ -210,8 +210,8 @@ struct BackendOptions {
   // arithmetic: each element of x is off by up to max|x| / 254 of its block.
   // Off by default.
   bool int8_activations = false;
-  // CPU backend, with int8_activations: Q4_0, Q8_0 and Q4_K matrices whose rows
-  // are a multiple of 16 are regrouped at load (DType::kQ4_0x16, kQ8_0x16, kQ4_Kx16) for
+  // CPU backend, with int8_activations: Q4_0, Q8_0, Q4_K and Q5_K matrices whose rows
+  // are a multiple of 16 are regrouped at load (DType::kQ4_0x16, kQ8_0x16, ...) for
   // integer gemvs that serve 16 rows per instruction. Off only to compare.
   bool regroup_rows = true;
   // CPU backend: run the SIMD kernels of this target ("AVX2", "NEON", "SCALAR",

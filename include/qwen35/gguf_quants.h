@@ -89,11 +89,23 @@ struct GgufBlockQ4Kx16 {
   uint8_t scales_hi[64];
   uint8_t qs[2048];
 };
+// Q5_K as Q4_K (DType::kQ5_Kx16), its fifth bits in runs as the codes are:
+// qh[64 v + 4 r + k] = row r's qh[4 v + k], the fifth bits of the codes in
+// qs[512 c + 64 v + 4 r + k] for every chunk c (bits 2c and 2c + 1).
+struct GgufBlockQ5Kx16 {
+  uint16_t d[16];
+  uint16_t dmin[16];
+  uint8_t scales_lo[128];
+  uint8_t scales_hi[64];
+  uint8_t qh[512];
+  uint8_t qs[2048];
+};
 static_assert(sizeof(GgufBlockQ8_0) == 34 && sizeof(GgufBlockQ4_0) == 18 && sizeof(GgufBlockQ4K) == 144 &&
               sizeof(GgufBlockQ5K) == 176 && sizeof(GgufBlockQ6K) == 210 &&
               sizeof(GgufBlockQ4_0x16) == 16 * sizeof(GgufBlockQ4_0) &&
               sizeof(GgufBlockQ8_0x16) == 16 * sizeof(GgufBlockQ8_0) &&
-              sizeof(GgufBlockQ4Kx16) == 16 * sizeof(GgufBlockQ4K));
+              sizeof(GgufBlockQ4Kx16) == 16 * sizeof(GgufBlockQ4K) &&
+              sizeof(GgufBlockQ5Kx16) == 16 * sizeof(GgufBlockQ5K));
 
 // Scale and min of sub-block j (< 8) from the 12 packed bytes of Q4_K/Q5_K:
 // j < 4: low six bits of bytes j and j + 4; otherwise the low / high nibble of
@@ -108,8 +120,9 @@ inline void gguf_scale_min_k4(int j, const uint8_t* q, uint8_t* scale, uint8_t* 
   }
 }
 
-// Scale and min of sub-block j (< 8) of row `lane` of a regrouped Q4_K block.
-inline void gguf_x16_scale_min_k4(const GgufBlockQ4Kx16& b, size_t lane, int j, uint8_t* scale, uint8_t* min) {
+// Scale and min of sub-block j (< 8) of row `lane` of a regrouped Q4_K or Q5_K block.
+template <typename Grouped>
+void gguf_x16_scale_min_k4(const Grouped& b, size_t lane, int j, uint8_t* scale, uint8_t* min) {
   const uint8_t lo = b.scales_lo[16 * j + lane];
   const int hi = b.scales_hi[16 * (j % 4) + lane] >> (j < 4 ? 0 : 4);
   *scale = static_cast<uint8_t>((lo & 0xF) | (hi & 3) << 4);
@@ -118,12 +131,12 @@ inline void gguf_x16_scale_min_k4(const GgufBlockQ4Kx16& b, size_t lane, int j, 
 
 // Row `lane` (< 16) of a regrouped block as the block it came from
 // (GgufBlockQ4_0 from GgufBlockQ4_0x16, GgufBlockQ8_0 from GgufBlockQ8_0x16,
-// GgufBlockQ4K from GgufBlockQ4Kx16).
+// GgufBlockQ4K from GgufBlockQ4Kx16, GgufBlockQ5K from GgufBlockQ5Kx16).
 template <typename Block, typename Grouped>
 Block x16_row_block(const Grouped& b, size_t lane) {
   static_assert(sizeof(Grouped) == 16 * sizeof(Block));
   Block out;
-  if constexpr (std::is_same_v<Grouped, GgufBlockQ4Kx16>) {
+  if constexpr (std::is_same_v<Grouped, GgufBlockQ4Kx16> || std::is_same_v<Grouped, GgufBlockQ5Kx16>) {
     out.d = b.d[lane];
     out.dmin = b.dmin[lane];
     for (int j = 0; j < 4; ++j) {  // gguf_scale_min_k4 backwards
@@ -136,6 +149,9 @@ Block x16_row_block(const Grouped& b, size_t lane) {
     }
     for (size_t c = 0; c < 4; ++c) {
       for (size_t v = 0; v < 8; ++v) std::memcpy(out.qs + 32 * c + 4 * v, b.qs + 512 * c + 64 * v + 4 * lane, 4);
+    }
+    if constexpr (std::is_same_v<Grouped, GgufBlockQ5Kx16>) {
+      for (size_t v = 0; v < 8; ++v) std::memcpy(out.qh + 4 * v, b.qh + 64 * v + 4 * lane, 4);
     }
   } else {
     out.d = b.d[lane];
@@ -229,11 +245,11 @@ inline void gguf_dequantize_row(DType type, const void* blocks, float* y, size_t
 }
 
 // The layout that regroups `dtype` 16 rows at a time (kQ4_0x16 for kQ4_0,
-// kQ8_0x16 for kQ8_0, kQ4_Kx16 for kQ4_K), nullopt for other types; and
+// kQ8_0x16 for kQ8_0, kQ4_Kx16 for kQ4_K, kQ5_Kx16 for kQ5_K), nullopt for other types; and
 // whether `dtype` is one.
 std::optional<DType> gguf_regrouped_layout(DType dtype);
 bool is_regrouped_dtype(DType dtype);
-// `rows` rows of `blocks` blocks of Q4_0, Q8_0 or Q4_K regrouped into its layout
+// `rows` rows of `blocks` blocks of Q4_0, Q8_0, Q4_K or Q5_K regrouped into its layout
 // (rows a multiple of 16, not checked here); `out` holds as many bytes.
 void gguf_regroup_rows(DType dtype, const void* matrix, size_t rows, size_t blocks, void* out);
 // y = row `row` (blocks * dtype_block_size(layout) floats) of a regrouped

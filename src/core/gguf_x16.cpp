@@ -1,5 +1,5 @@
-// Q4_0, Q8_0 and Q4_K regrouped 16 rows at a time (GgufBlockQ4_0x16,
-// GgufBlockQ8_0x16 and GgufBlockQ4Kx16 in qwen35/gguf_quants.h): the
+// Q4_0, Q8_0, Q4_K and Q5_K regrouped 16 rows at a time (GgufBlockQ4_0x16,
+// GgufBlockQ8_0x16, GgufBlockQ4Kx16 and GgufBlockQ5Kx16 in qwen35/gguf_quants.h): the
 // conversion at load and the row lookup (embeddings), for every backend that
 // keeps them so.
 #include "qwen35/error.h"
@@ -15,7 +15,10 @@ void place(const Block& b, size_t lane, Grouped& out) {
   for (size_t v = 0; v < sizeof(b.qs) / 4; ++v) std::memcpy(out.qs + 64 * v + 4 * lane, b.qs + 4 * v, 4);
 }
 
-void place(const GgufBlockQ4K& b, size_t lane, GgufBlockQ4Kx16& out) {
+// Q4_K and Q5_K.
+template <typename Block, typename Grouped>
+  requires requires(Grouped g) { g.dmin; }
+void place(const Block& b, size_t lane, Grouped& out) {
   out.d[lane] = b.d;
   out.dmin[lane] = b.dmin;
   uint8_t sc[8], m[8];
@@ -27,6 +30,9 @@ void place(const GgufBlockQ4K& b, size_t lane, GgufBlockQ4Kx16& out) {
   }
   for (size_t c = 0; c < 4; ++c) {
     for (size_t v = 0; v < 8; ++v) std::memcpy(out.qs + 512 * c + 64 * v + 4 * lane, b.qs + 32 * c + 4 * v, 4);
+  }
+  if constexpr (std::is_same_v<Grouped, GgufBlockQ5Kx16>) {
+    for (size_t v = 0; v < 8; ++v) std::memcpy(out.qh + 64 * v + 4 * lane, b.qh + 4 * v, 4);
   }
 }
 
@@ -55,11 +61,13 @@ std::optional<DType> gguf_regrouped_layout(DType dtype) {
   if (dtype == DType::kQ4_0) return DType::kQ4_0x16;
   if (dtype == DType::kQ8_0) return DType::kQ8_0x16;
   if (dtype == DType::kQ4_K) return DType::kQ4_Kx16;
+  if (dtype == DType::kQ5_K) return DType::kQ5_Kx16;
   return std::nullopt;
 }
 
 bool is_regrouped_dtype(DType dtype) {
-  return dtype == DType::kQ4_0x16 || dtype == DType::kQ8_0x16 || dtype == DType::kQ4_Kx16;
+  return dtype == DType::kQ4_0x16 || dtype == DType::kQ8_0x16 || dtype == DType::kQ4_Kx16 ||
+         dtype == DType::kQ5_Kx16;
 }
 
 void gguf_regroup_rows(DType dtype, const void* matrix, size_t rows, size_t blocks, void* out) {
@@ -68,9 +76,11 @@ void gguf_regroup_rows(DType dtype, const void* matrix, size_t rows, size_t bloc
       return regroup(static_cast<const GgufBlockQ4_0*>(matrix), rows, blocks, static_cast<GgufBlockQ4_0x16*>(out));
     case DType::kQ8_0:
       return regroup(static_cast<const GgufBlockQ8_0*>(matrix), rows, blocks, static_cast<GgufBlockQ8_0x16*>(out));
-    default:
-      QWEN35_ASSERT(dtype == DType::kQ4_K);
+    case DType::kQ4_K:
       return regroup(static_cast<const GgufBlockQ4K*>(matrix), rows, blocks, static_cast<GgufBlockQ4Kx16*>(out));
+    default:
+      QWEN35_ASSERT(dtype == DType::kQ5_K);
+      return regroup(static_cast<const GgufBlockQ5K*>(matrix), rows, blocks, static_cast<GgufBlockQ5Kx16*>(out));
   }
 }
 
@@ -82,9 +92,11 @@ void gguf_dequantize_regrouped_row(DType layout, const void* matrix, size_t bloc
     case DType::kQ8_0x16:
       return dequantize_row<GgufBlockQ8_0>(DType::kQ8_0, static_cast<const GgufBlockQ8_0x16*>(matrix), blocks, row,
                                            y);
-    default:
-      QWEN35_ASSERT(layout == DType::kQ4_Kx16);
+    case DType::kQ4_Kx16:
       return dequantize_row<GgufBlockQ4K>(DType::kQ4_K, static_cast<const GgufBlockQ4Kx16*>(matrix), blocks, row, y);
+    default:
+      QWEN35_ASSERT(layout == DType::kQ5_Kx16);
+      return dequantize_row<GgufBlockQ5K>(DType::kQ5_K, static_cast<const GgufBlockQ5Kx16*>(matrix), blocks, row, y);
   }
 }
 

@@ -140,8 +140,8 @@ void check_cpu_kernels() {
   const Stream s = gpu->default_stream();
   for (DType type : kTypes) {
     const uint32_t bs = static_cast<uint32_t>(dtype_block_size(type));
-    // Rows in multiples of 16 make Q4_0, Q8_0 and Q4_K regrouped (Q4_0x16,
-    // Q8_0x16, Q4_Kx16), the others keep them row-major.
+    // Rows in multiples of 16 make Q4_0, Q8_0, Q4_K and Q5_K regrouped
+    // (Q4_0x16, ...), Q6_K keeps them row-major.
     for (uint32_t rows : {1u, 5u, 16u, 33u, 240u, 250u}) {
       for (uint32_t cols : {bs, 3 * bs, 4096u}) {
         if (rows >= 240 && cols != 4096) continue;
@@ -233,7 +233,7 @@ TEST(Int8Activations, CpuGemvPropagatesNaN) {
   std::unique_ptr<GpuBackend> gpu = create_backend("cpu", BackendOptions{.threads = 2, .int8_activations = true});
   for (DType type : kTypes) {
     SCOPED_TRACE(dtype_name(type));
-    const uint32_t rows = 16, cols = 512;  // Q4_0, Q8_0 and Q4_K regrouped
+    const uint32_t rows = 16, cols = 512;  // all but Q6_K regrouped
     const std::vector<std::byte> w = random_blocks(type, rows * cols / dtype_block_size(type), 6);
     const auto m = make_dense_weights(*gpu, type, rows, cols, w.data(), gpu->default_stream());
     std::vector<float> x = random_floats(cols, 7);
@@ -292,7 +292,8 @@ TEST(RegroupedRows, ReadBackAsTheirBlocks) {
   check_regrouped_rows<GgufBlockQ4_0, GgufBlockQ4_0x16>(DType::kQ4_0, DType::kQ4_0x16);
   check_regrouped_rows<GgufBlockQ8_0, GgufBlockQ8_0x16>(DType::kQ8_0, DType::kQ8_0x16);
   check_regrouped_rows<GgufBlockQ4K, GgufBlockQ4Kx16>(DType::kQ4_K, DType::kQ4_Kx16);
-  for (DType other : {DType::kQ5_K, DType::kQ6_K, DType::kBF16}) {
+  check_regrouped_rows<GgufBlockQ5K, GgufBlockQ5Kx16>(DType::kQ5_K, DType::kQ5_Kx16);
+  for (DType other : {DType::kQ6_K, DType::kBF16}) {
     EXPECT_FALSE(gguf_regrouped_layout(other).has_value()) << dtype_name(other);
   }
 }
