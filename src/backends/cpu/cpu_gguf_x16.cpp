@@ -149,6 +149,12 @@ HWY_INLINE void group_dots(const Grouped* const* g, const cpu::Int8Activations& 
   }
 }
 
+// On VNNI (no int16 step to saturate) Q4_K's high nibbles stay in place, 16
+// times their codes, and x's scale for them is divided by 16 (exactly: a
+// power of two), which saves a shift per 64 codes.
+template <typename Grouped>
+constexpr bool kHighInPlace = HWY_TARGET == HWY_AVX3_DL && std::is_same_v<Grouped, GgufBlockQ4Kx16>;
+
 // Q4_Kx16 and Q5_Kx16: run v of chunk c meets x's quads at 64 c + 4 v (low
 // nibbles, sub-block 2c) and 64 c + 32 + 4 v (high, 2c + 1), Q5_K's fifth
 // bits (bits 2c and 2c + 1 of its run v of qh) put in as 16 each. Walking
@@ -197,7 +203,8 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
           hn::Vec<DQ> acc[2] = {hn::Zero(dq), hn::Zero(dq)};  // sub-blocks 2c and 2c + 1
           for (size_t v = 0; v < 8; ++v) {
             const auto bytes = hn::LoadU(d8, b.qs + 512 * c + 64 * v + 4 * n * p);
-            auto low = hn::And(bytes, low4), high = hn::ShiftRight<4>(bytes);
+            auto low = hn::And(bytes, low4);
+            auto high = kHighInPlace<Grouped> ? hn::AndNot(low4, bytes) : hn::ShiftRight<4>(bytes);
             if constexpr (kFifthBits) {
               // Bits 2c and 2c + 1 of each byte to bit 4: 16-bit shifts move
               // no bit across bytes into the bits kept.
@@ -217,7 +224,8 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
             if (j >= 4) hi = hn::ShiftRight<4>(hi);
             const auto scale = hn::Or(hn::And(lo, hn::Set(dq, 0x0F)), hn::And(hn::ShiftLeft<4>(hi), high_bits));
             const auto min = hn::Or(hn::ShiftRight<4>(lo), hn::And(hn::ShiftLeft<2>(hi), high_bits));
-            const auto factor = hn::Mul(hn::ConvertTo(df, scale), hn::Set(df, x.scale[8 * i + j]));
+            const float x_scale = x.scale[8 * i + j] * (kHighInPlace<Grouped> && half == 1 ? 0.0625f : 1.0f);
+            const auto factor = hn::Mul(hn::ConvertTo(df, scale), hn::Set(df, x_scale));
             sums = hn::MulAdd(hn::ConvertTo(df, acc[half]), factor, sums);
             min_sums = hn::MulAdd(hn::ConvertTo(df, min), hn::Set(df, x.sums[8 * i + j]), min_sums);
           }
