@@ -180,9 +180,10 @@ constexpr bool kHighInPlace = HWY_TARGET == HWY_AVX3_DL && std::is_same_v<Groupe
 // bits (bits 2c and 2c + 1 of its run v of qh) put in as 16 each. Walking
 // the runs of each chunk in turn keeps the reads in address order: run by
 // run across the chunks (one load of qh per run) made Q4_Kx16 3584 x 1024
-// from DRAM 1.5 to 1.8 times slower. Each sub-block's sums for 16 rows are converted once
-// and scaled by their 6-bit scales, unpacked lane by lane, times x's block
-// scale; their mins meet x's block sums. d and dmin apply once per block.
+// from DRAM 1.5 to 1.8 times slower. Each sub-block's sums for 16 rows are
+// converted once and scaled by their 6-bit scales (unpack_scales) times x's
+// block scale; their mins meet x's block sums. d and dmin apply once per
+// block.
 template <typename Grouped, size_t G>
 HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activations& x, size_t blocks, float* out) {
   constexpr bool kFifthBits = std::is_same_v<Grouped, GgufBlockQ5Kx16>;
