@@ -65,12 +65,17 @@ struct GgufBlockQ6K {
 // run v holding each row's bytes 4v .. 4v + 3 in turn: qs[64 v + 4 r + k] =
 // row 16g + r's qs[4 v + k] (4 runs for Q4_0, 8 for Q8_0). Each 4-byte lane
 // of a run is then one row's codes, so one integer dot product of a run
-// against four of x's codes serves 16 rows at once.
+// against four of x's codes serves 16 rows at once. Each regrouped block
+// names the block (Source) and type (kSourceType) its rows came from.
 struct GgufBlockQ4_0x16 {
+  using Source = GgufBlockQ4_0;
+  static constexpr DType kSourceType = DType::kQ4_0;
   uint16_t d[16];
   uint8_t qs[256];
 };
 struct GgufBlockQ8_0x16 {
+  using Source = GgufBlockQ8_0;
+  static constexpr DType kSourceType = DType::kQ8_0;
   uint16_t d[16];
   int8_t qs[512];
 };
@@ -83,6 +88,8 @@ struct GgufBlockQ8_0x16 {
 // codes, chunk c (64 elements, sub-blocks 2c and 2c + 1) in runs of 64 bytes
 // as Q4_0x16's: qs[512 c + 64 v + 4 r + k] = row r's qs[32 c + 4 v + k].
 struct GgufBlockQ4Kx16 {
+  using Source = GgufBlockQ4K;
+  static constexpr DType kSourceType = DType::kQ4_K;
   uint16_t d[16];
   uint16_t dmin[16];
   uint8_t scales_lo[128];
@@ -93,6 +100,8 @@ struct GgufBlockQ4Kx16 {
 // qh[64 v + 4 r + k] = row r's qh[4 v + k], the fifth bits of the codes in
 // qs[512 c + 64 v + 4 r + k] for every chunk c (bits 2c and 2c + 1).
 struct GgufBlockQ5Kx16 {
+  using Source = GgufBlockQ5K;
+  static constexpr DType kSourceType = DType::kQ5_K;
   uint16_t d[16];
   uint16_t dmin[16];
   uint8_t scales_lo[128];
@@ -136,8 +145,8 @@ template <typename Block, typename Grouped>
 Block x16_row_block(const Grouped& b, size_t lane) {
   static_assert(sizeof(Grouped) == 16 * sizeof(Block));
   Block out;
+  out.d = b.d[lane];
   if constexpr (std::is_same_v<Grouped, GgufBlockQ4Kx16> || std::is_same_v<Grouped, GgufBlockQ5Kx16>) {
-    out.d = b.d[lane];
     out.dmin = b.dmin[lane];
     for (int j = 0; j < 4; ++j) {  // gguf_scale_min_k4 backwards
       uint8_t sc, m, sc4, m4;
@@ -154,7 +163,6 @@ Block x16_row_block(const Grouped& b, size_t lane) {
       for (size_t v = 0; v < 8; ++v) std::memcpy(out.qh + 4 * v, b.qh + 64 * v + 4 * lane, 4);
     }
   } else {
-    out.d = b.d[lane];
     for (size_t v = 0; v < sizeof(out.qs) / 4; ++v) std::memcpy(out.qs + 4 * v, b.qs + 64 * v + 4 * lane, 4);
   }
   return out;

@@ -45,13 +45,13 @@ void regroup(const Block* matrix, size_t rows, size_t blocks, Grouped* out) {
   }
 }
 
-template <typename Block, typename Grouped>
-void dequantize_row(DType type, const Grouped* matrix, size_t blocks, size_t row, float* y) {
+template <typename Grouped>
+void dequantize_row(const Grouped* matrix, size_t blocks, size_t row, float* y) {
   const Grouped* group = matrix + row / 16 * blocks;
-  const size_t n = dtype_block_size(type);
+  const size_t n = dtype_block_size(Grouped::kSourceType);
   for (size_t i = 0; i < blocks; ++i) {
-    const Block b = x16_row_block<Block>(group[i], row % 16);
-    gguf_dequantize_row(type, &b, y + n * i, n);
+    const auto b = x16_row_block<typename Grouped::Source>(group[i], row % 16);
+    gguf_dequantize_row(Grouped::kSourceType, &b, y + n * i, n);
   }
 }
 
@@ -86,17 +86,12 @@ void gguf_regroup_rows(DType dtype, const void* matrix, size_t rows, size_t bloc
 
 void gguf_dequantize_regrouped_row(DType layout, const void* matrix, size_t blocks, size_t row, float* y) {
   switch (layout) {
-    case DType::kQ4_0x16:
-      return dequantize_row<GgufBlockQ4_0>(DType::kQ4_0, static_cast<const GgufBlockQ4_0x16*>(matrix), blocks, row,
-                                           y);
-    case DType::kQ8_0x16:
-      return dequantize_row<GgufBlockQ8_0>(DType::kQ8_0, static_cast<const GgufBlockQ8_0x16*>(matrix), blocks, row,
-                                           y);
-    case DType::kQ4_Kx16:
-      return dequantize_row<GgufBlockQ4K>(DType::kQ4_K, static_cast<const GgufBlockQ4Kx16*>(matrix), blocks, row, y);
+    case DType::kQ4_0x16: return dequantize_row(static_cast<const GgufBlockQ4_0x16*>(matrix), blocks, row, y);
+    case DType::kQ8_0x16: return dequantize_row(static_cast<const GgufBlockQ8_0x16*>(matrix), blocks, row, y);
+    case DType::kQ4_Kx16: return dequantize_row(static_cast<const GgufBlockQ4Kx16*>(matrix), blocks, row, y);
     default:
       QWEN35_ASSERT(layout == DType::kQ5_Kx16);
-      return dequantize_row<GgufBlockQ5K>(DType::kQ5_K, static_cast<const GgufBlockQ5Kx16*>(matrix), blocks, row, y);
+      return dequantize_row(static_cast<const GgufBlockQ5Kx16*>(matrix), blocks, row, y);
   }
 }
 

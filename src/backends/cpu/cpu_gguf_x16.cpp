@@ -1,5 +1,5 @@
-// The integer gemvs of Q4_0, Q8_0 and Q4_K regrouped 16 rows at a time
-// (Q4_0x16, Q8_0x16, Q4_Kx16; qwen35/gguf_quants.h) against x in 8 bits
+// The integer gemvs of Q4_0, Q8_0, Q4_K and Q5_K regrouped 16 rows at a time
+// (Q4_0x16, Q8_0x16, Q4_Kx16, Q5_Kx16; qwen35/gguf_quants.h) against x in 8 bits
 // (cpu/int8_activations.h).
 // Each int32 lane of a vector holds one row's four codes, so the dot products
 // of 16 rows accumulate side by side, x's four codes broadcast to every lane:
@@ -280,41 +280,17 @@ void groups(const Grouped* w, const cpu::Int8Activations& x, size_t cols, const 
 
 #else  // HWY_TARGET == HWY_SCALAR: the scalar twin, each row gathered back into its blocks.
 
-// The block type a regrouped layout was made from.
-template <typename Grouped>
-struct RowBlock;
-template <>
-struct RowBlock<GgufBlockQ4_0x16> {
-  using type = GgufBlockQ4_0;
-  static constexpr DType kType = DType::kQ4_0;
-};
-template <>
-struct RowBlock<GgufBlockQ8_0x16> {
-  using type = GgufBlockQ8_0;
-  static constexpr DType kType = DType::kQ8_0;
-};
-template <>
-struct RowBlock<GgufBlockQ4Kx16> {
-  using type = GgufBlockQ4K;
-  static constexpr DType kType = DType::kQ4_K;
-};
-template <>
-struct RowBlock<GgufBlockQ5Kx16> {
-  using type = GgufBlockQ5K;
-  static constexpr DType kType = DType::kQ5_K;
-};
-
 template <typename Grouped>
 void groups(const Grouped* w, const cpu::Int8Activations& x, size_t cols, const float* base, float* y,
             const cpu::RowPasses& p) {
-  using Block = typename RowBlock<Grouped>::type;
-  const size_t blocks = cols / dtype_block_size(RowBlock<Grouped>::kType);
+  using Block = typename Grouped::Source;
+  const size_t blocks = cols / dtype_block_size(Grouped::kSourceType);
   std::vector<Block> row(blocks);
   cpu::for_each_row(p, [&](size_t g) {
     for (size_t lane = 0; lane < 16; ++lane) {
       for (size_t i = 0; i < blocks; ++i) row[i] = x16_row_block<Block>(w[g * blocks + i], lane);
       const double dot =
-          cpu::int8_row_dot(RowBlock<Grouped>::kType, reinterpret_cast<const std::byte*>(row.data()), x, cols);
+          cpu::int8_row_dot(Grouped::kSourceType, reinterpret_cast<const std::byte*>(row.data()), x, cols);
       const size_t r = 16 * g + lane;
       y[r] = (base ? base[r] : 0.0f) + static_cast<float>(dot);
     }

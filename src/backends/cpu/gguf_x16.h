@@ -1,5 +1,6 @@
-// The CPU's gemvs of Q4_0, Q8_0 and Q4_K regrouped 16 rows at a time
-// (DType::kQ4_0x16, kQ8_0x16, kQ4_Kx16; cpu/cpu_gguf_x16.cpp), for x in 8 bits.
+// The CPU's gemvs of Q4_0, Q8_0, Q4_K and Q5_K regrouped 16 rows at a time
+// (DType::kQ4_0x16, kQ8_0x16, kQ4_Kx16, kQ5_Kx16; cpu/cpu_gguf_x16.cpp), for
+// x in 8 bits.
 #pragma once
 
 #include <cstddef>
@@ -22,7 +23,7 @@ constexpr size_t kX16Bands = 4;
 
 // y[r] = base[r] (0 if null) + row r . x for the rows of the groups of passes
 // p (cpu/row_bands.h, each group of 16 rows a row there, kX16Bands bands) of
-// w, a matrix in `layout` (kQ4_0x16, kQ8_0x16 or kQ4_Kx16) with rows of `cols`
+// w, a matrix in a regrouped `layout` (is_regrouped_dtype) with rows of `cols`
 // elements, by the target chosen at run time.
 void run_x16_groups(DType layout, const std::byte* w, const cpu::Int8Activations& x, size_t cols, const float* base,
                     float* y, const cpu::RowPasses& p);
