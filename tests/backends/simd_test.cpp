@@ -355,6 +355,67 @@ TEST_P(Simd, Fp8RowsDecodeEveryCodeExactly) {
   }
 }
 
+// A NaN code reaches the score of its row and the output column it sits in,
+// for the query heads of its KV head, and nothing else. Blocks are checked
+// for NaN codes once (then decoded without the test), so one NaN code among
+// a block's rows must switch the whole block to decoding with it: here in a
+// vector's codes (row 2, head 0), or alone among the last codes of the block,
+// past any whole vector of them (row 4, head 2).
+TEST_P(Simd, Fp8NanCodesReachTheirScoresAndColumnsOnly) {
+  const size_t rows = 5, heads = 3, n = 48, group = 2, queries = heads * group;  // 144 codes a row
+  struct NanCode {
+    size_t row, head, index;
+    uint8_t code;
+  };
+  for (const NanCode nan : {NanCode{2, 0, 10, 0x7F}, NanCode{4, 2, n - 1, 0xFF}}) {
+    SCOPED_TRACE(::testing::Message() << "NaN code in row " << nan.row << " head " << nan.head);
+    KvRows r = fp8_rows(rows, heads, n, 3);
+    r.bytes[nan.row * r.row_bytes + nan.head * n + nan.index] = std::byte{nan.code};
+    r.exact[nan.row * r.exact_stride + nan.head * n + nan.index] = std::nanf("");
+    const simd::KvBlock block{.rows = r.bytes.data(), .type = r.type, .row_stride = r.row_stride, .n_rows = rows,
+                              .n_heads = heads, .head_dim = n, .group = group, .prefetch_rows = 0, .fp8 = true};
+    const auto slice = [&](size_t b, size_t j) { return &r.exact[b * r.exact_stride + (j / group) * n]; };
+    const auto expect_near = [](float actual, double expected, double magnitude) {
+      if (std::isnan(expected)) {
+        EXPECT_TRUE(std::isnan(actual));
+      } else {
+        EXPECT_NEAR(actual, expected, kTolerance * (magnitude + 1));
+      }
+    };
+    const auto q = random_floats(queries * n, 4);
+    std::vector<float> scores(queries * rows);
+    simd::attention_scores(block, q.data(), scores.data(), rows);
+    for (size_t j = 0; j < queries; ++j) {
+      for (size_t b = 0; b < rows; ++b) {
+        SCOPED_TRACE(::testing::Message() << "query " << j << " row " << b);
+        double expected = 0, magnitude = 0;
+        for (size_t i = 0; i < n; ++i) {
+          expected += double{slice(b, j)[i]} * q[j * n + i];
+          magnitude += std::fabs(double{slice(b, j)[i]} * q[j * n + i]);
+        }
+        EXPECT_EQ(std::isnan(expected), j / group == nan.head && b == nan.row);
+        expect_near(scores[j * rows + b], expected, magnitude);
+      }
+    }
+    const auto weights = random_floats(queries * rows, 5);
+    auto accs = random_floats(queries * n, 6);
+    const auto before = accs;
+    simd::attention_values(block, weights.data(), rows, accs.data(), n);
+    for (size_t j = 0; j < queries; ++j) {
+      for (size_t i = 0; i < n; ++i) {
+        SCOPED_TRACE(::testing::Message() << "query " << j << " index " << i);
+        double expected = before[j * n + i], magnitude = std::fabs(expected);
+        for (size_t b = 0; b < rows; ++b) {
+          expected += double{weights[j * rows + b]} * slice(b, j)[i];
+          magnitude += std::fabs(double{weights[j * rows + b]} * slice(b, j)[i]);
+        }
+        EXPECT_EQ(std::isnan(expected), j / group == nan.head && i == nan.index);
+        expect_near(accs[j * n + i], expected, magnitude);
+      }
+    }
+  }
+}
+
 TEST_P(Simd, GdnHeadMatchesTheSpecOrder) {
   for (size_t dk : {1u, 8u, 15u, 16u, 17u, 128u}) {
     const size_t dv = dk + 3;

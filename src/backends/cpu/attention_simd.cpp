@@ -13,6 +13,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "cpu/prefetch.h"
 #include "cpu/simd.h"
@@ -68,16 +69,17 @@ HWY_INLINE void sum4(const VF* v, float* out) {
 #endif
 
 // FP8 E4M3 codes to float32 (exactly dtype.cpp's fp8_e4m3_to_f32), times a
-// scale given as scale_256 = 256 * scale. An E4M3 code s.eeee.mmm is, bit for
+// scale given as *scale_256 = 256 * scale. An E4M3 code s.eeee.mmm is, bit for
 // bit, the half s.0eeee.mmm0000000 times 2^8 (exponent biases 7 and 15;
 // subnormals map to subnormals), so a code becomes a half in three 16-bit
 // operations and the half becomes a float in one exact conversion: a third of
 // the operations of assembling float bits. Multiplying the half by 256 * scale
 // rounds as multiplying 256 times it by scale does (2^8 is exact either way;
 // the cache's scales, at most 2^128 / 448, leave room for it). Only the NaN
-// codes (s.1111.111; E4M3 has no infinities) need a case of their own.
-template <class D>
-HWY_INLINE hn::Vec<D> fp8_to_f32(D df, const uint8_t* codes, hn::Vec<D> scale_256) {
+// codes (s.1111.111; E4M3 has no infinities) need a case of their own, and
+// only in blocks that hold one (kMayHoldNaN).
+template <bool kMayHoldNaN, class D>
+HWY_INLINE hn::Vec<D> fp8_to_f32(D df, const uint8_t* codes, const float* scale_256) {
   const hn::Rebind<int16_t, D> d16;
   const hn::Rebind<int8_t, D> d8;
   const hn::Rebind<hwy::float16_t, D> dh;
@@ -86,22 +88,46 @@ HWY_INLINE hn::Vec<D> fp8_to_f32(D df, const uint8_t* codes, hn::Vec<D> scale_25
   // (the sign again) is cleared below, bits 13..7 are the code's low seven.
   const auto shifted = hn::ShiftLeft<7>(hn::PromoteTo(d16, code));
   const auto half = hn::And(shifted, hn::Set(d16, static_cast<int16_t>(0xBF80)));
-  const auto nan = hn::Set(df, std::numeric_limits<float>::quiet_NaN());
+  // A broadcast from memory: no shuffle on the ports the multiply-adds need.
+  const auto scale = hn::Set(df, *scale_256);
+  if constexpr (!kMayHoldNaN) {
+    return hn::Mul(hn::PromoteTo(df, hn::BitCast(dh, half)), scale);
+  } else {
+    const auto nan = hn::Set(df, std::numeric_limits<float>::quiet_NaN());
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
-  if constexpr (hn::MaxLanes(df) == 16) {
-    // NaN codes are those whose low seven bits are all ones, tested on the
-    // 16-bit lanes and applied by the multiply's mask (two operations fewer
-    // than testing the floats, on the ports the multiply-adds need).
-    const __mmask16 not_nan =
-        _mm256_cmpneq_epi16_mask(_mm256_or_si256(shifted.raw, _mm256_set1_epi16(static_cast<int16_t>(0xC000))),
-                                 _mm256_set1_epi16(static_cast<int16_t>(0xFF80)));
-    return hn::Vec<D>{_mm512_mask_mul_ps(nan.raw, not_nan, _mm512_cvtph_ps(half.raw), scale_256.raw)};
-  }
+    if constexpr (hn::MaxLanes(df) == 16) {
+      // NaN codes are those whose low seven bits are all ones, tested on the
+      // 16-bit lanes and applied by the multiply's mask (two operations fewer
+      // than testing the floats, on the ports the multiply-adds need).
+      const __mmask16 not_nan =
+          _mm256_cmpneq_epi16_mask(_mm256_or_si256(shifted.raw, _mm256_set1_epi16(static_cast<int16_t>(0xC000))),
+                                   _mm256_set1_epi16(static_cast<int16_t>(0xFF80)));
+      return hn::Vec<D>{_mm512_mask_mul_ps(nan.raw, not_nan, _mm512_cvtph_ps(half.raw), scale.raw)};
+    }
 #endif
-  // Elsewhere on the float: theirs are the only halves of magnitude 1.875
-  // (emulated half conversions, on targets without F16C, do not carry NaN).
-  const auto unscaled = hn::PromoteTo(df, hn::BitCast(dh, half));
-  return hn::IfThenElse(hn::Eq(hn::Abs(unscaled), hn::Set(df, 1.875f)), nan, hn::Mul(unscaled, scale_256));
+    // Elsewhere on the float: theirs are the only halves of magnitude 1.875
+    // (emulated half conversions, on targets without F16C, do not carry NaN).
+    const auto unscaled = hn::PromoteTo(df, hn::BitCast(dh, half));
+    return hn::IfThenElse(hn::Eq(hn::Abs(unscaled), hn::Set(df, 1.875f)), nan, hn::Mul(unscaled, scale));
+  }
+}
+
+// Whether any of the n codes at p is NaN (low seven bits all ones): a pass
+// over a block's codes, 64 at a time on AVX-512, lets the blocks without one
+// (all of them, unless the model made a NaN) skip the test per vector.
+// Doubled (shifted out of the sign), NaN codes are the only ones to reach 0xFE.
+HWY_INLINE bool any_nan_code(const uint8_t* p, size_t n) {
+  const hn::ScalableTag<uint8_t> d8;
+  const size_t lanes = hn::Lanes(d8);
+  auto largest = hn::Zero(d8);
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    const auto code = hn::LoadU(d8, p + i);
+    largest = hn::Max(largest, hn::Add(code, code));
+  }
+  bool any = !hn::AllFalse(d8, hn::Eq(largest, hn::Set(d8, uint8_t{0xFE})));
+  for (; i < n; ++i) any |= (p[i] & 0x7F) == 0x7F;
+  return any;
 }
 
 // The BF16 value at p (fp8 rows keep their scales at any even address).
@@ -122,14 +148,17 @@ struct PlainSlice {
   void prefetch(size_t i, size_t bytes, size_t n) const { prefetch_step(p + i, bytes, n); }
 };
 
-// An fp8 slice, decoded in registers as it is read: its codes, and
-// scales[k], the BF16 scale of codes [16k, 16k + 16).
+// An fp8 slice, decoded in registers as it is read: its codes, and for the
+// codes [16k, 16k + 16), scales[k] (their BF16 scale, which prefetches ask
+// for) and scales_256[k] (the same as a float times 256, decoded once per block).
+template <bool kMayHoldNaN>
 struct Fp8Slice {
   const uint8_t* codes;
   const uint16_t* scales;
+  const float* scales_256;
   VF load(DF df, size_t i) const {
     if constexpr (hn::MaxLanes(DF()) <= 16) {  // within one scale's 16 codes
-      return fp8_to_f32(df, codes + i, hn::Set(df, bf16_at(scales + i / 16) * 256.0f));
+      return fp8_to_f32<kMayHoldNaN>(df, codes + i, scales_256 + i / 16);
     } else {  // wider vectors (SVE): a scale per lane
       HWY_ALIGN float values[hn::MaxLanes(DF())];
       for (size_t l = 0; l < hn::Lanes(df); ++l) values[l] = at(i + l);
@@ -152,15 +181,32 @@ struct PlainRows {
   size_t row_bytes() const { return stride * sizeof(T); }
 };
 
+// scales_256 holds each row's codes_per_row / 16 scales as floats times 256.
+template <bool kMayHoldNaN>
 struct Fp8Rows {
   const uint8_t* rows;
   size_t stride, head_dim, codes_per_row;  // stride in bytes; each row's scales follow its codes
-  Fp8Slice slice(size_t b, size_t g) const {
+  const float* scales_256;
+  Fp8Slice<kMayHoldNaN> slice(size_t b, size_t g) const {
     const uint8_t* row = rows + b * stride;
-    return {row + g * head_dim, reinterpret_cast<const uint16_t*>(row + codes_per_row) + g * head_dim / 16};
+    const size_t k0 = g * head_dim / 16;
+    return {row + g * head_dim, reinterpret_cast<const uint16_t*>(row + codes_per_row) + k0,
+            scales_256 + b * (codes_per_row / 16) + k0};
   }
   size_t row_bytes() const { return stride; }
 };
+
+// out[k] = 256 * the BF16 scale at scales[k], for k < n.
+HWY_INLINE void decode_scales(const uint16_t* scales, size_t n, float* out) {
+  const DF df;
+  const size_t lanes = hn::Lanes(df);
+  const VF times_256 = hn::Set(df, 256.0f);
+  size_t k = 0;
+  for (; k + lanes <= n; k += lanes) {
+    hn::StoreU(hn::Mul(load_f32(df, reinterpret_cast<const hwy::bfloat16_t*>(scales) + k), times_256), df, out + k);
+  }
+  for (; k < n; ++k) out[k] = bf16_at(scales + k) * 256.0f;
+}
 
 // s[j] += the elements [i, count) of row . queries[j] (count not a whole
 // number of vectors). Out of line: inlined, its address arithmetic for all M
@@ -328,7 +374,19 @@ void attention_values_t(const Rows& rows, const KvBlock& v, const float* weights
 template <typename F>
 HWY_INLINE void with_rows(const KvBlock& b, const F& f) {
   if (b.fp8) {
-    return f(Fp8Rows{static_cast<const uint8_t*>(b.rows), b.row_stride, b.head_dim, b.n_heads * b.head_dim});
+    const auto* rows = static_cast<const uint8_t*>(b.rows);
+    const size_t codes_per_row = b.n_heads * b.head_dim, scales_per_row = codes_per_row / 16;
+    thread_local std::vector<float> scales_256;
+    scales_256.resize(b.n_rows * scales_per_row);
+    bool any_nan = false;
+    for (size_t r = 0; r < b.n_rows; ++r) {
+      const uint8_t* row = rows + r * b.row_stride;
+      decode_scales(reinterpret_cast<const uint16_t*>(row + codes_per_row), scales_per_row,
+                    scales_256.data() + r * scales_per_row);
+      any_nan |= any_nan_code(row, codes_per_row);
+    }
+    if (any_nan) return f(Fp8Rows<true>{rows, b.row_stride, b.head_dim, codes_per_row, scales_256.data()});
+    return f(Fp8Rows<false>{rows, b.row_stride, b.head_dim, codes_per_row, scales_256.data()});
   }
   switch (b.type) {
     case WeightType::kF32: return f(PlainRows<float>{static_cast<const float*>(b.rows), b.row_stride, b.head_dim});
