@@ -376,6 +376,8 @@ HWY_INLINE void with_rows(const KvBlock& b, const F& f) {
   if (b.fp8) {
     const auto* rows = static_cast<const uint8_t*>(b.rows);
     const size_t codes_per_row = b.n_heads * b.head_dim, scales_per_row = codes_per_row / 16;
+    // The block's scales as floats: sized by its rows, so not on the stack;
+    // per thread, as both threads decode blocks at once.
     thread_local std::vector<float> scales_256;
     scales_256.resize(b.n_rows * scales_per_row);
     bool any_nan = false;
