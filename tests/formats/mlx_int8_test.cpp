@@ -170,10 +170,10 @@ TEST_P(MlxInt8Rows, MatchTheTwin) {
   }
 }
 
-// cpu::mlx_int8_two_bands gives every row of its passes mlx_int8_rows' bits
-// (the rows of a band pair and the rows left over alike) and writes no other
-// row.
-TEST_P(MlxInt8Rows, TwoBandsGiveTheRowsBits) {
+// cpu::mlx_int8_bands, in two bands and in four, gives every row of its
+// passes mlx_int8_rows' bits (the rows of a pass of the bands and the rows
+// left over alike) and writes no other row.
+TEST_P(MlxInt8Rows, BandsGiveTheRowsBits) {
   for (uint32_t bits : kBits) {
     for (uint32_t gs : kGroupSizes) {
       for (DType dtype : kScaleTypes) {
@@ -185,13 +185,16 @@ TEST_P(MlxInt8Rows, TwoBandsGiveTheRowsBits) {
           const Quantized q(x, bits, gs);
           std::vector<float> expected(kBandRows);
           cpu::mlx_int8_rows(rows_of(m), q.x, base.data(), expected.data(), 0, kBandRows);
-          for (const cpu::RowPasses& passes : band_passes(2)) {
-            SCOPED_TRACE(::testing::Message() << bits << " bits, group " << gs << ", " << dtype_suffix(dtype)
-                                              << ", cols " << cols << ", rows " << passes.begin << ".." << passes.end
-                                              << ", passes " << passes.first << ".." << passes.last);
-            std::vector<float> y(kBandRows, std::nanf(""));
-            cpu::mlx_int8_two_bands(rows_of(m), q.x, base.data(), y.data(), passes);
-            expect_bits_on_passes(passes, y, expected);
+          for (size_t bands : {2, 4}) {
+            for (const cpu::RowPasses& passes : band_passes(bands)) {
+              SCOPED_TRACE(::testing::Message()
+                           << bits << " bits, group " << gs << ", " << dtype_suffix(dtype) << ", cols " << cols
+                           << ", " << bands << " bands, rows " << passes.begin << ".." << passes.end << ", passes "
+                           << passes.first << ".." << passes.last);
+              std::vector<float> y(kBandRows, std::nanf(""));
+              cpu::mlx_int8_bands(rows_of(m), q.x, base.data(), y.data(), passes);
+              expect_bits_on_passes(passes, y, expected);
+            }
           }
         }
       }

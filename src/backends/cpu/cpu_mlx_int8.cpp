@@ -9,9 +9,9 @@
 // 64-byte vectors), a lane permute of the row's scales; 4-bit codes on
 // AVX-512 first add each block of x's four lanes, four vectors at a time
 // (block_sums), and convert those. Rows of up to 4 KB
-// are walked two at a time, one from each of two bands (two read streams per
-// task, x's loads shared), longer ones one after another (cpu_mlx.cpp), each
-// stream prefetched ahead of its reads.
+// are walked a row from each of four bands (4-bit codes) or two (8-bit) at a
+// time (a read stream per band, x's loads shared), longer ones one after
+// another (cpu_mlx.cpp), each stream prefetched ahead of its reads.
 #ifndef HWY_WANT_AVX3_DL
 #define HWY_WANT_AVX3_DL 1  // Ice Lake and later: the VNNI instructions
 #endif
@@ -233,16 +233,16 @@ void rows_t(const simd::MlxRows& w, const MlxInt8Activations& x, const float* ba
                    });
 }
 
-template <unsigned Bits, typename T>
-void two_bands_t(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
-                 const RowPasses& p) {
+template <unsigned Bits, typename T, size_t M>
+void bands_t(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+             const RowPasses& p) {
   const RowDots<Bits> dots(w);
-  for_each_mlx_pass(hn::CappedTag<float, 16>(), static_cast<const T*>(w.scales), static_cast<const T*>(w.biases),
-                    x.group_sums, w.cols / w.group_size, p,
-                    [&](size_t count, const size_t* rows, const float* const* scales, const float* bias_terms) {
-                      if (count == 2) return dots.template run<2>(rows, scales, bias_terms, x, base, y);
-                      dots.template run<1>(rows, scales, bias_terms, x, base, y);
-                    });
+  for_each_mlx_pass<M>(hn::CappedTag<float, 16>(), static_cast<const T*>(w.scales), static_cast<const T*>(w.biases),
+                       x.group_sums, w.cols / w.group_size, p,
+                       [&](size_t count, const size_t* rows, const float* const* scales, const float* bias_terms) {
+                         if (count == M) return dots.template run<M>(rows, scales, bias_terms, x, base, y);
+                         dots.template run<1>(rows, scales, bias_terms, x, base, y);
+                       });
 }
 
 // Calls f(bits, scale) with the matrix's code width as an integral constant
@@ -267,9 +267,12 @@ void MlxInt8Rows(const simd::MlxRows& w, const MlxInt8Activations& x, const floa
   });
 }
 
-void MlxInt8TwoBands(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+void MlxInt8Bands(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
                      const RowPasses& p) {
-  with_layout(w, [&](auto bits, auto scale) { two_bands_t<decltype(bits)::value, decltype(scale)>(w, x, base, y, p); });
+  with_layout(w, [&](auto bits, auto scale) {
+    if (p.bands == 4) return bands_t<decltype(bits)::value, decltype(scale), 4>(w, x, base, y, p);
+    bands_t<decltype(bits)::value, decltype(scale), 2>(w, x, base, y, p);
+  });
 }
 
 #else  // HWY_TARGET == HWY_SCALAR: the scalar twin.
@@ -281,7 +284,7 @@ void MlxInt8Rows(const simd::MlxRows& w, const MlxInt8Activations& x, const floa
   }
 }
 
-void MlxInt8TwoBands(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+void MlxInt8Bands(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
                      const RowPasses& p) {
   for_each_row(p, [&](size_t r) { y[r] = (base ? base[r] : 0.0f) + static_cast<float>(mlx_int8_row_dot(w, r, x)); });
 }
@@ -294,16 +297,16 @@ HWY_AFTER_NAMESPACE();
 namespace qwen35::cpu {
 
 HWY_EXPORT(MlxInt8Rows);
-HWY_EXPORT(MlxInt8TwoBands);
+HWY_EXPORT(MlxInt8Bands);
 
 void mlx_int8_rows(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y, size_t r0,
                    size_t r1) {
   HWY_DYNAMIC_DISPATCH(MlxInt8Rows)(w, x, base, y, r0, r1);
 }
 
-void mlx_int8_two_bands(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+void mlx_int8_bands(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
                         const RowPasses& passes) {
-  HWY_DYNAMIC_DISPATCH(MlxInt8TwoBands)(w, x, base, y, passes);
+  HWY_DYNAMIC_DISPATCH(MlxInt8Bands)(w, x, base, y, passes);
 }
 
 }  // namespace qwen35::cpu

@@ -39,9 +39,10 @@ double mlx_int8_row_dot(const simd::MlxRows& w, size_t row, const MlxInt8Activat
 // kernels of the target chosen at run time (cpu_mlx_int8.cpp).
 void mlx_int8_rows(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y, size_t r0,
                    size_t r1);
-// The same for the rows of passes p of two bands (row_bands.h): two rows at a
-// time sharing x's loads. Every row's result is mlx_int8_rows' to the bit.
-void mlx_int8_two_bands(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
-                        const RowPasses& passes);
+// The same for the rows of passes p of two or four bands (row_bands.h): a
+// row of each band at a time sharing x's loads. Every row's result is
+// mlx_int8_rows' to the bit.
+void mlx_int8_bands(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+                    const RowPasses& passes);
 
 }  // namespace qwen35::cpu

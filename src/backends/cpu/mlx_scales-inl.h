@@ -72,8 +72,8 @@ HWY_INLINE void for_each_mlx_row(DF df, const T* s, const T* b, const float* x_s
   }
 }
 
-// for_each_mlx_row for the passes of p in two bands (row_bands.h): calls
-// body(count, rows, scales, bias_terms) for each pass in order, count = 2 rows
+// for_each_mlx_row for the passes of p in M bands (row_bands.h): calls
+// body(count, rows, scales, bias_terms) for each pass in order, count = M rows
 // for a pass of the bands and 1 for a row left over after them, each row's
 // scales and bias term as for_each_mlx_row gives them. A pass's rows are
 // converted before the previous pass's body runs, for the same reason. The
@@ -81,27 +81,29 @@ HWY_INLINE void for_each_mlx_row(DF df, const T* s, const T* b, const float* x_s
 // are converted (mlx4 and mlx8 int8 decode, per token: 3-4% faster).
 constexpr size_t kScaleRowsAhead = 8;
 
-template <class DF, typename T, class Body>
+template <size_t M, class DF, typename T, class Body>
 HWY_INLINE void for_each_mlx_pass(DF df, const T* s, const T* b, const float* x_sums, size_t groups,
                                   const RowPasses& p, const Body& body) {
-  QWEN35_ASSERT(p.bands == 2);
+  QWEN35_ASSERT(p.bands == M);
   if (p.first >= p.last) return;
   const size_t stride = groups + hn::MaxLanes(df);
   thread_local std::vector<float> buffer;
-  buffer.resize(4 * stride);
-  const size_t band = (p.end - p.begin) / 2;
+  buffer.resize(2 * M * stride);
+  const size_t band = (p.end - p.begin) / M;
   struct Pass {
     size_t count;
-    size_t rows[2];
-    float bias_terms[2];
+    size_t rows[M];
+    float bias_terms[M];
   };
   // Pass j's rows and bias terms, its scales into the buffer's half j % 2.
   const auto convert = [&](size_t j) {
-    Pass pass;
+    Pass pass{};
     if (j < band) {
-      pass = Pass{2, {p.begin + j, p.begin + band + j}, {}};
+      pass.count = M;
+      for (size_t k = 0; k < M; ++k) pass.rows[k] = p.begin + k * band + j;
     } else {
-      pass = Pass{1, {p.begin + 2 * band + (j - band), 0}, {}};
+      pass.count = 1;
+      pass.rows[0] = p.begin + M * band + (j - band);
     }
     for (size_t k = 0; k < pass.count; ++k) {
       const size_t r = pass.rows[k];
@@ -110,14 +112,15 @@ HWY_INLINE void for_each_mlx_pass(DF df, const T* s, const T* b, const float* x_
         prefetch_past(b + r * groups, kScaleRowsAhead * groups * sizeof(T) + byte);
       }
       pass.bias_terms[k] = mlx_row_scales(df, s + r * groups, b + r * groups, x_sums, groups,
-                                          buffer.data() + (2 * (j % 2) + k) * stride);
+                                          buffer.data() + (M * (j % 2) + k) * stride);
     }
     return pass;
   };
   Pass pass = convert(p.first);
   for (size_t j = p.first; j < p.last; ++j) {
     const Pass next = j + 1 < p.last ? convert(j + 1) : Pass{};
-    const float* scales[2] = {buffer.data() + 2 * (j % 2) * stride, buffer.data() + (2 * (j % 2) + 1) * stride};
+    const float* scales[M];
+    for (size_t k = 0; k < M; ++k) scales[k] = buffer.data() + (M * (j % 2) + k) * stride;
     body(pass.count, pass.rows, scales, pass.bias_terms);
     pass = next;
   }
