@@ -53,4 +53,20 @@ inline void expect_bits_on_passes(const cpu::RowPasses& p, const std::vector<flo
   }
 }
 
+// For two and four bands and each of their band_passes: run(passes, y) on y
+// of kBandRows NaNs, then expect_bits_on_passes against expected.
+template <typename Run>
+void expect_bits_in_bands(const std::vector<float>& expected, const Run& run) {
+  for (const size_t bands : {2, 4}) {
+    for (const cpu::RowPasses& passes : band_passes(bands)) {
+      SCOPED_TRACE(::testing::Message() << bands << " bands, rows " << passes.begin << ".." << passes.end
+                                        << ", passes " << passes.first << ".." << passes.last);
+      std::vector<float> y(kBandRows, std::nanf(""));
+      run(passes, y.data());
+      expect_bits_on_passes(passes, y, expected);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+}
+
 }  // namespace qwen35::testing

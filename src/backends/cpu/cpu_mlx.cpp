@@ -1,7 +1,9 @@
 // MLX affine kernels on the CPU (layout in qwen35/mlx_affine.h): x is put in
 // code order with its group sums once per launch (launch scratch), or in 8
 // bits with BackendOptions::int8_activations, then rows are split across the
-// thread pool and decoded by simd::mlx_gemv_rows or cpu::mlx_int8_rows. Row
+// thread pool as passes of bands (row_bands.h) and decoded by
+// simd::mlx_gemv_bands, cpu::mlx_int8_bands or, a row at a time,
+// cpu::mlx_int8_rows. Row
 // dequantization (one embedding row per token) is the scalar specification,
 // so it is bit-identical to the reference.
 #include <algorithm>
@@ -44,21 +46,28 @@ class PreparedX {
       sums_ = scratch + cols;
     }
   }
-  // Bands per share (row_bands.h) for rows of `row_bytes`: the integer
-  // kernels read short rows four (4-bit codes) or two (8-bit) at a time; the
-  // float ones, compute-bound, one after another. 4-bit codes in two bands
-  // read DRAM as if their arithmetic and their reads took turns: four made
-  // mlx4 3584 x 1024 from DRAM 108-111 -> 90-99 us and int8 decode 37.5-42.1
-  // -> 46.5-46.8 tok/s (twenty-fifth session, Xeon host, alternating); mlx8
-  // measured the same in two and four (144-156 against 144-162 us).
+  // Bands per share (row_bands.h) for rows of `row_bytes`. Fewer bands than
+  // these read DRAM as if the kernels' arithmetic and their reads took turns
+  // (twenty-fifth session, Xeon host, alternating runs). The integer kernels
+  // read short rows four (4-bit codes) or two (8-bit) at a time, long ones
+  // one after another: four made mlx4 3584 x 1024 from DRAM 108-111 -> 90-99
+  // us and int8 decode 37.5-42.1 -> 46.5-46.8 tok/s, where mlx8 measured the
+  // same in two and four (144-156 against 144-162 us). The float kernels, one
+  // row after another until then, read short rows four at a time: mlx4 from
+  // DRAM 166-178 -> 113-121 us, mlx8 261-290 -> 177-190, decode 23.5-28.2 ->
+  // 33.0-39.9 and 16.5-16.6 -> 24.0-25.4 tok/s; long rows two at a time, as
+  // the dense gemvs read theirs (no long MLX rows measured: none at 0.8B).
   size_t bands(size_t row_bytes) const {
-    if (!int8_ || row_bytes > cpu::kShortRowMaxBytes) return 1;
+    const bool short_rows = row_bytes <= cpu::kShortRowMaxBytes;
+    if (!int8_) return short_rows ? 4 : 2;
+    if (!short_rows) return 1;
     return bits_ == 4 ? 4 : 2;
   }
 
   // y[r] = base[r] (0 if null) + row r of w . x for the rows of passes p.
   void rows(const simd::MlxRows& w, const float* base, float* y, const cpu::RowPasses& p) const {
-    if (p.bands > 1) return cpu::mlx_int8_bands(w, *int8_, base, y, p);
+    if (p.bands > 1 && int8_) return cpu::mlx_int8_bands(w, *int8_, base, y, p);
+    if (p.bands > 1) return simd::mlx_gemv_bands(w, coded_, sums_, base, y, p);
     const size_t r0 = p.begin + p.first, r1 = p.begin + p.last;
     if (int8_) return cpu::mlx_int8_rows(w, *int8_, base, y, r0, r1);
     simd::mlx_gemv_rows(w, coded_, sums_, base, y, r0, r1);

@@ -306,6 +306,7 @@ float ReadStreams(const float* p, size_t count, size_t streams, size_t prefetch_
   return total;
 }
 
+using cpu::HWY_NAMESPACE::for_each_mlx_pass;
 using cpu::HWY_NAMESPACE::for_each_mlx_row;
 using cpu::HWY_NAMESPACE::kMlxCodePrefetchBytes;
 using cpu::HWY_NAMESPACE::nibble_table;
@@ -316,45 +317,59 @@ using cpu::HWY_NAMESPACE::nibble_values;
 // vector accumulators per group (even and odd vectors, or low and high
 // nibbles: two FMA chains) scaled once at the group's end, and the bias term
 // from the precomputed group sums of x. At most 16 lanes, so that a vector
-// never straddles the 16 bytes of a 4-bit block of 32 codes. Rows are walked
-// one after another, one read stream per task: the kernel is bound by its
-// shuffles, which rows taken two at a time would not share. A row's
-// scales are converted to floats and its bias term summed before its codes
-// are read (mlx_scales-inl.h), and the codes 4 KB on are prefetched.
-template <unsigned Bits>
-HWY_INLINE float mlx_dot_row(const MlxRows& w, size_t row, const float* xc, const float* scale) {
+// never straddles the 16 bytes of a 4-bit block of 32 codes. K rows at a time,
+// a vector of each in turn (K bands of rows: K read streams per task, x's
+// loads shared): the kernel is bound by its widening shuffles, which the rows
+// do not share, but one row after another read DRAM as if its arithmetic and
+// its reads took turns (mlx_gemv_bands). A row's scales are converted to
+// floats and its bias term summed before its codes are read (mlx_scales-inl.h),
+// and the codes 4 KB on are prefetched.
+template <unsigned Bits, size_t K>
+HWY_INLINE void mlx_dot_rows(const MlxRows& w, const size_t* rows, const float* xc, const float* const* scale,
+                             float* out) {
   const hn::CappedTag<float, 16> df;
   const hn::Rebind<uint32_t, decltype(df)> du;
   const hn::Rebind<int32_t, decltype(df)> di;
   const hn::Rebind<uint8_t, decltype(df)> d8;
   const size_t n = hn::Lanes(df);
-  const size_t groups = w.cols / w.group_size;
+  const size_t groups = w.cols / w.group_size, row_bytes = w.cols * Bits / 8;
   const auto widen = [&](auto codes) { return hn::ConvertTo(df, hn::BitCast(di, codes)); };
-  const uint8_t* q = reinterpret_cast<const uint8_t*>(w.codes) + row * (w.cols * Bits / 8);
-  for (size_t line = 0; line < w.cols * Bits / 8; line += 64) cpu::prefetch_past(q, kMlxCodePrefetchBytes + line);
-  auto total = hn::Zero(df);
+  const uint8_t* q[K];
+  hn::Vec<decltype(df)> total[K];
+  for (size_t k = 0; k < K; ++k) {
+    q[k] = reinterpret_cast<const uint8_t*>(w.codes) + rows[k] * row_bytes;
+    for (size_t line = 0; line < row_bytes; line += 64) cpu::prefetch_past(q[k], kMlxCodePrefetchBytes + line);
+    total[k] = hn::Zero(df);
+  }
   for (size_t g = 0; g < groups; ++g) {
     const size_t begin = g * w.group_size, end = begin + w.group_size;
-    auto even = hn::Zero(df), odd = hn::Zero(df);
+    hn::Vec<decltype(df)> even[K], odd[K];
+    for (size_t k = 0; k < K; ++k) even[k] = odd[k] = hn::Zero(df);
     if constexpr (Bits == 8) {
       // Group sizes (32, 64, 128) are multiples of 2n: n is at most 16.
       for (size_t i = begin; i < end; i += 2 * n) {
-        even = hn::MulAdd(widen(hn::PromoteTo(du, hn::LoadU(d8, q + i))), hn::LoadU(df, xc + i), even);
-        odd = hn::MulAdd(widen(hn::PromoteTo(du, hn::LoadU(d8, q + i + n))), hn::LoadU(df, xc + i + n), odd);
+        const auto x_even = hn::LoadU(df, xc + i), x_odd = hn::LoadU(df, xc + i + n);
+        for (size_t k = 0; k < K; ++k) {
+          even[k] = hn::MulAdd(widen(hn::PromoteTo(du, hn::LoadU(d8, q[k] + i))), x_even, even[k]);
+          odd[k] = hn::MulAdd(widen(hn::PromoteTo(du, hn::LoadU(d8, q[k] + i + n))), x_odd, odd[k]);
+        }
       }
     } else {
       const auto table = nibble_table<0>();
       for (size_t block = begin; block < end; block += 32) {
         for (size_t j = 0; j < 16; j += n) {
-          const auto codes = hn::PromoteTo(du, hn::LoadU(d8, q + block / 2 + j));
-          even = hn::MulAdd(nibble_values<0>(codes, table), hn::LoadU(df, xc + block + j), even);
-          odd = hn::MulAdd(nibble_values<0>(hn::ShiftRight<4>(codes), table), hn::LoadU(df, xc + block + 16 + j), odd);
+          const auto x_low = hn::LoadU(df, xc + block + j), x_high = hn::LoadU(df, xc + block + 16 + j);
+          for (size_t k = 0; k < K; ++k) {
+            const auto codes = hn::PromoteTo(du, hn::LoadU(d8, q[k] + block / 2 + j));
+            even[k] = hn::MulAdd(nibble_values<0>(codes, table), x_low, even[k]);
+            odd[k] = hn::MulAdd(nibble_values<0>(hn::ShiftRight<4>(codes), table), x_high, odd[k]);
+          }
         }
       }
     }
-    total = hn::MulAdd(hn::Add(even, odd), hn::Set(df, scale[g]), total);
+    for (size_t k = 0; k < K; ++k) total[k] = hn::MulAdd(hn::Add(even[k], odd[k]), hn::Set(df, scale[k][g]), total[k]);
   }
-  return hn::GetLane(hn::SumOfLanes(df, total));
+  for (size_t k = 0; k < K; ++k) out[k] = hn::GetLane(hn::SumOfLanes(df, total[k]));
 }
 
 template <unsigned Bits, typename T>
@@ -362,18 +377,53 @@ void mlx_rows_t(const MlxRows& w, const float* xc, const float* x_sums, const fl
                 size_t row_end) {
   for_each_mlx_row(hn::CappedTag<float, 16>(), static_cast<const T*>(w.scales), static_cast<const T*>(w.biases), x_sums,
                    w.cols / w.group_size, row_begin, row_end, [&](size_t r, const float* scales, float bias_term) {
-                     y[r] = (base ? base[r] : 0.0f) + mlx_dot_row<Bits>(w, r, xc, scales) + bias_term;
+                     float dot;
+                     mlx_dot_rows<Bits, 1>(w, &r, xc, &scales, &dot);
+                     y[r] = (base ? base[r] : 0.0f) + dot + bias_term;
                    });
+}
+
+template <unsigned Bits, typename T, size_t M>
+void mlx_bands_t(const MlxRows& w, const float* xc, const float* x_sums, const float* base, float* y,
+                 const cpu::RowPasses& p) {
+  for_each_mlx_pass<M>(hn::CappedTag<float, 16>(), static_cast<const T*>(w.scales), static_cast<const T*>(w.biases),
+                       x_sums, w.cols / w.group_size, p,
+                       [&](size_t count, const size_t* rows, const float* const* scales, const float* bias_terms) {
+                         float dot[M];
+                         if (count == M) {
+                           mlx_dot_rows<Bits, M>(w, rows, xc, scales, dot);
+                         } else {
+                           mlx_dot_rows<Bits, 1>(w, rows, xc, scales, dot);
+                         }
+                         for (size_t k = 0; k < count; ++k) {
+                           y[rows[k]] = (base ? base[rows[k]] : 0.0f) + dot[k] + bias_terms[k];
+                         }
+                       });
+}
+
+// Calls f(scale) with a value of the matrix's scale type.
+template <typename F>
+void with_scale_type(const MlxRows& w, const F& f) {
+  switch (w.scale_type) {
+    case WeightType::kF32: return f(float{});
+    case WeightType::kBF16: return f(hwy::bfloat16_t{});
+    case WeightType::kF16: return f(hwy::float16_t{});
+  }
 }
 
 template <unsigned Bits>
 void mlx_rows_for(const MlxRows& w, const float* xc, const float* xs, const float* base, float* y, size_t r0,
                   size_t r1) {
-  switch (w.scale_type) {
-    case WeightType::kF32: return mlx_rows_t<Bits, float>(w, xc, xs, base, y, r0, r1);
-    case WeightType::kBF16: return mlx_rows_t<Bits, hwy::bfloat16_t>(w, xc, xs, base, y, r0, r1);
-    case WeightType::kF16: return mlx_rows_t<Bits, hwy::float16_t>(w, xc, xs, base, y, r0, r1);
-  }
+  with_scale_type(w, [&](auto scale) { mlx_rows_t<Bits, decltype(scale)>(w, xc, xs, base, y, r0, r1); });
+}
+
+template <unsigned Bits>
+void mlx_bands_for(const MlxRows& w, const float* xc, const float* xs, const float* base, float* y,
+                   const cpu::RowPasses& p) {
+  with_scale_type(w, [&](auto scale) {
+    if (p.bands == 4) return mlx_bands_t<Bits, decltype(scale), 4>(w, xc, xs, base, y, p);
+    mlx_bands_t<Bits, decltype(scale), 2>(w, xc, xs, base, y, p);
+  });
 }
 
 void MlxGemvRows4(const MlxRows& w, const float* xc, const float* xs, const float* base, float* y, size_t r0,
@@ -383,6 +433,14 @@ void MlxGemvRows4(const MlxRows& w, const float* xc, const float* xs, const floa
 void MlxGemvRows8(const MlxRows& w, const float* xc, const float* xs, const float* base, float* y, size_t r0,
                   size_t r1) {
   mlx_rows_for<8>(w, xc, xs, base, y, r0, r1);
+}
+void MlxGemvBands4(const MlxRows& w, const float* xc, const float* xs, const float* base, float* y,
+                   const cpu::RowPasses& p) {
+  mlx_bands_for<4>(w, xc, xs, base, y, p);
+}
+void MlxGemvBands8(const MlxRows& w, const float* xc, const float* xs, const float* base, float* y,
+                   const cpu::RowPasses& p) {
+  mlx_bands_for<8>(w, xc, xs, base, y, p);
 }
 
 int64_t Target() { return HWY_TARGET; }
@@ -416,6 +474,8 @@ HWY_EXPORT(GdnHead);
 HWY_EXPORT(ReadStreams);
 HWY_EXPORT(MlxGemvRows4);
 HWY_EXPORT(MlxGemvRows8);
+HWY_EXPORT(MlxGemvBands4);
+HWY_EXPORT(MlxGemvBands8);
 HWY_EXPORT(Target);
 
 void mlx_prepare_x(unsigned bits, const float* x, size_t cols, size_t group_size, float* x_coded, float* x_sums) {
@@ -438,6 +498,12 @@ void mlx_gemv_rows(const MlxRows& w, const float* x_coded, const float* x_sums, 
                    size_t row_begin, size_t row_end) {
   if (w.bits == 4) return HWY_DYNAMIC_DISPATCH(MlxGemvRows4)(w, x_coded, x_sums, base, y, row_begin, row_end);
   return HWY_DYNAMIC_DISPATCH(MlxGemvRows8)(w, x_coded, x_sums, base, y, row_begin, row_end);
+}
+
+void mlx_gemv_bands(const MlxRows& w, const float* x_coded, const float* x_sums, const float* base, float* y,
+                    const cpu::RowPasses& passes) {
+  if (w.bits == 4) return HWY_DYNAMIC_DISPATCH(MlxGemvBands4)(w, x_coded, x_sums, base, y, passes);
+  return HWY_DYNAMIC_DISPATCH(MlxGemvBands8)(w, x_coded, x_sums, base, y, passes);
 }
 
 void gemv_rows(WeightType type, const void* w, const float* x, const float* base, float* y, size_t row_begin,

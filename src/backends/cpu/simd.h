@@ -47,6 +47,11 @@ void mlx_prepare_x(unsigned bits, const float* x, size_t cols, size_t group_size
 // for r in [row_begin, row_end); base may be null (then 0); y may alias base.
 void mlx_gemv_rows(const MlxRows& w, const float* x_coded, const float* x_sums, const float* base, float* y,
                    size_t row_begin, size_t row_end);
+// mlx_gemv_rows for the rows of passes p of 2 or 4 bands (cpu/row_bands.h): a
+// row of each band at a time sharing x's loads. Every row's result is
+// mlx_gemv_rows' to the bit.
+void mlx_gemv_bands(const MlxRows& w, const float* x_coded, const float* x_sums, const float* base, float* y,
+                    const cpu::RowPasses& passes);
 
 // a . b over n floats; and the same with `a` stored as `type`.
 float dot(WeightType type, const void* a, const float* b, size_t n);
