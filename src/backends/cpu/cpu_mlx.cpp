@@ -3,9 +3,8 @@
 // bits with BackendOptions::int8_activations, then rows are split across the
 // thread pool as passes of bands (row_bands.h) and decoded by
 // simd::mlx_gemv_bands, cpu::mlx_int8_bands or, a row at a time,
-// cpu::mlx_int8_rows. Row
-// dequantization (one embedding row per token) is the scalar specification,
-// so it is bit-identical to the reference.
+// cpu::mlx_int8_rows. Row dequantization (one embedding row per token) is the
+// scalar specification, so it is bit-identical to the reference.
 #include <algorithm>
 #include <optional>
 
@@ -66,11 +65,9 @@ class PreparedX {
 
   // y[r] = base[r] (0 if null) + row r of w . x for the rows of passes p.
   void rows(const simd::MlxRows& w, const float* base, float* y, const cpu::RowPasses& p) const {
-    if (p.bands > 1 && int8_) return cpu::mlx_int8_bands(w, *int8_, base, y, p);
-    if (p.bands > 1) return simd::mlx_gemv_bands(w, coded_, sums_, base, y, p);
-    const size_t r0 = p.begin + p.first, r1 = p.begin + p.last;
-    if (int8_) return cpu::mlx_int8_rows(w, *int8_, base, y, r0, r1);
-    simd::mlx_gemv_rows(w, coded_, sums_, base, y, r0, r1);
+    if (!int8_) return simd::mlx_gemv_bands(w, coded_, sums_, base, y, p);
+    if (p.bands > 1) return cpu::mlx_int8_bands(w, *int8_, base, y, p);
+    cpu::mlx_int8_rows(w, *int8_, base, y, p.begin + p.first, p.begin + p.last);
   }
 
  private:

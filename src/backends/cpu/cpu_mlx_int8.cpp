@@ -249,13 +249,7 @@ void bands_t(const simd::MlxRows& w, const MlxInt8Activations& x, const float* b
 // and a value of its scale type, to instantiate the kernels for both.
 template <typename F>
 void with_layout(const simd::MlxRows& w, const F& f) {
-  const auto with_scale = [&](auto bits) {
-    switch (w.scale_type) {
-      case simd::WeightType::kF32: return f(bits, float{});
-      case simd::WeightType::kBF16: return f(bits, hwy::bfloat16_t{});
-      case simd::WeightType::kF16: return f(bits, hwy::float16_t{});
-    }
-  };
+  const auto with_scale = [&](auto bits) { with_mlx_scale_type(w.scale_type, [&](auto scale) { f(bits, scale); }); };
   if (w.bits == 4) return with_scale(std::integral_constant<unsigned, 4>());
   with_scale(std::integral_constant<unsigned, 8>());
 }
@@ -268,7 +262,7 @@ void MlxInt8Rows(const simd::MlxRows& w, const MlxInt8Activations& x, const floa
 }
 
 void MlxInt8Bands(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
-                     const RowPasses& p) {
+                  const RowPasses& p) {
   with_layout(w, [&](auto bits, auto scale) {
     if (p.bands == 4) return bands_t<decltype(bits)::value, decltype(scale), 4>(w, x, base, y, p);
     bands_t<decltype(bits)::value, decltype(scale), 2>(w, x, base, y, p);
@@ -285,7 +279,7 @@ void MlxInt8Rows(const simd::MlxRows& w, const MlxInt8Activations& x, const floa
 }
 
 void MlxInt8Bands(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
-                     const RowPasses& p) {
+                  const RowPasses& p) {
   for_each_row(p, [&](size_t r) { y[r] = (base ? base[r] : 0.0f) + static_cast<float>(mlx_int8_row_dot(w, r, x)); });
 }
 #endif  // HWY_TARGET != HWY_SCALAR
@@ -305,7 +299,7 @@ void mlx_int8_rows(const simd::MlxRows& w, const MlxInt8Activations& x, const fl
 }
 
 void mlx_int8_bands(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
-                        const RowPasses& passes) {
+                    const RowPasses& passes) {
   HWY_DYNAMIC_DISPATCH(MlxInt8Bands)(w, x, base, y, passes);
 }
 

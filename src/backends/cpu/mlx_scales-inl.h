@@ -16,6 +16,7 @@
 #include "cpu/float_loads-inl.h"
 #include "cpu/prefetch.h"
 #include "cpu/row_bands.h"
+#include "cpu/simd.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -28,6 +29,17 @@ namespace hn = hwy::HWY_NAMESPACE;
 // faster at 2 or 4 KB (6-9% at 1 KB), mlx8 no faster and no slower; with
 // float x 2-5% faster (docs/performance.md, twentieth session).
 constexpr size_t kMlxCodePrefetchBytes = 4096;
+
+// Calls f(scale) with a value of a matrix's scale type, to instantiate the
+// kernels for each.
+template <typename F>
+HWY_INLINE void with_mlx_scale_type(simd::WeightType type, const F& f) {
+  switch (type) {
+    case simd::WeightType::kF32: return f(float{});
+    case simd::WeightType::kBF16: return f(hwy::bfloat16_t{});
+    case simd::WeightType::kF16: return f(hwy::float16_t{});
+  }
+}
 
 // scales[g] = s[g] as floats for g < groups; returns sum_g b[g] * x_sums[g].
 template <class DF, typename T>

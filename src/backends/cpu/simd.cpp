@@ -311,6 +311,7 @@ using cpu::HWY_NAMESPACE::for_each_mlx_row;
 using cpu::HWY_NAMESPACE::kMlxCodePrefetchBytes;
 using cpu::HWY_NAMESPACE::nibble_table;
 using cpu::HWY_NAMESPACE::nibble_values;
+using cpu::HWY_NAMESPACE::with_mlx_scale_type;
 
 // MLX affine rows: codes widened u8 -> u32 -> f32 in registers (4-bit codes
 // split by a shift and read by nibble_values, matched by x in code order), two
@@ -401,26 +402,16 @@ void mlx_bands_t(const MlxRows& w, const float* xc, const float* x_sums, const f
                        });
 }
 
-// Calls f(scale) with a value of the matrix's scale type.
-template <typename F>
-void with_scale_type(const MlxRows& w, const F& f) {
-  switch (w.scale_type) {
-    case WeightType::kF32: return f(float{});
-    case WeightType::kBF16: return f(hwy::bfloat16_t{});
-    case WeightType::kF16: return f(hwy::float16_t{});
-  }
-}
-
 template <unsigned Bits>
 void mlx_rows_for(const MlxRows& w, const float* xc, const float* xs, const float* base, float* y, size_t r0,
                   size_t r1) {
-  with_scale_type(w, [&](auto scale) { mlx_rows_t<Bits, decltype(scale)>(w, xc, xs, base, y, r0, r1); });
+  with_mlx_scale_type(w.scale_type, [&](auto scale) { mlx_rows_t<Bits, decltype(scale)>(w, xc, xs, base, y, r0, r1); });
 }
 
 template <unsigned Bits>
 void mlx_bands_for(const MlxRows& w, const float* xc, const float* xs, const float* base, float* y,
                    const cpu::RowPasses& p) {
-  with_scale_type(w, [&](auto scale) {
+  with_mlx_scale_type(w.scale_type, [&](auto scale) {
     if (p.bands == 4) return mlx_bands_t<Bits, decltype(scale), 4>(w, xc, xs, base, y, p);
     mlx_bands_t<Bits, decltype(scale), 2>(w, xc, xs, base, y, p);
   });
