@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <array>
 #include <cstring>
 #include <limits>
+#include <span>
 
 #include "cpu/int8_activations.h"
 #include "cpu/simd.h"
@@ -15,6 +17,7 @@
 #include "qwen35/dense_weights.h"
 #include "qwen35/error.h"
 #include "qwen35/gguf_quants.h"
+#include "support/band_passes.h"
 #include "support/test_support.h"
 
 namespace qwen35::testing {
@@ -135,10 +138,10 @@ std::vector<double> twin(DType type, const std::vector<std::byte>& w, uint32_t r
   return y;
 }
 
-void check_cpu_kernels() {
+void check_cpu_kernels(std::span<const DType> types = kTypes) {
   std::unique_ptr<GpuBackend> gpu = create_backend("cpu", BackendOptions{.threads = 2, .int8_activations = true});
   const Stream s = gpu->default_stream();
-  for (DType type : kTypes) {
+  for (DType type : types) {
     const uint32_t bs = static_cast<uint32_t>(dtype_block_size(type));
     // Rows in multiples of 16 make Q4_0, Q8_0, Q4_K and Q5_K regrouped
     // (Q4_0x16, ...), Q6_K keeps them row-major.
@@ -193,6 +196,15 @@ class Int8Cpu : public ::testing::TestWithParam<int64_t> {
 };
 
 TEST_P(Int8Cpu, KernelsMatchTheTwin) { check_cpu_kernels(); }
+
+// Q6_K's rows in each band count a host may choose, whichever this one does.
+TEST_P(Int8Cpu, Q6KMatchesTheTwinInEveryBandCount) {
+  for (size_t bands : testing::kHeavyInt8Bands) {
+    SCOPED_TRACE(::testing::Message() << bands << " bands");
+    const testing::ForcedHeavyInt8Bands forced(bands);
+    check_cpu_kernels(std::array{DType::kQ6_K});
+  }
+}
 
 // The quantizer of every target against its scalar twin, to the bit: random
 // blocks of several magnitudes, an all-zero block (varied_floats), exact

@@ -15,6 +15,19 @@
 
 namespace qwen35::testing {
 
+// The band counts a host may choose for the integer Q6_K and mlx4 gemvs
+// (cpu::heavy_int8_gemv_bands), each forced in turn for the backend tests.
+inline constexpr size_t kHeavyInt8Bands[] = {2, 4};
+
+// Forces cpu::heavy_int8_gemv_bands() to `bands` while it lives.
+class ForcedHeavyInt8Bands {
+ public:
+  explicit ForcedHeavyInt8Bands(size_t bands) { cpu::set_heavy_int8_gemv_bands(bands); }
+  ~ForcedHeavyInt8Bands() { cpu::set_heavy_int8_gemv_bands(0); }
+  ForcedHeavyInt8Bands(const ForcedHeavyInt8Bands&) = delete;
+  ForcedHeavyInt8Bands& operator=(const ForcedHeavyInt8Bands&) = delete;
+};
+
 // Rows of the matrices the passes below lie in.
 inline constexpr size_t kBandRows = 45;
 

@@ -8,6 +8,7 @@
 #include <cctype>
 
 #include "cpu/gguf_rows.h"
+#include "cpu/row_bands.h"
 #include "cpu/simd.h"
 #include "qwen35/error.h"
 #include "qwen35/gguf_quants.h"
@@ -68,8 +69,9 @@ std::string CpuBackend::device_description() const {
   std::string description = fmt::format("CPU, {} threads, SIMD {}{}", pool_.size(), simd::current_target(),
                                         forced_target_ ? " (forced)" : "");
   if (int8_activations_) {
-    description += fmt::format(", int8 activations for GGUF and MLX weights (integer kernels {})",
-                               gguf_cpu::int8_kernel_target());
+    description += fmt::format(
+        ", int8 activations for GGUF and MLX weights (integer kernels {}; Q6_K and mlx4 rows in {} bands)",
+        gguf_cpu::int8_kernel_target(), cpu::heavy_int8_gemv_bands());
   }
   return description;
 }

@@ -549,12 +549,24 @@ HWY_INLINE void int8_q6_k(const GgufBlockQ6K* const* b, const cpu::Int8Activatio
   lane_sums<R>(df, total, out);
 }
 
-// y[r] = base[r] + row r . x for the rows of passes p, in int8_row_bands bands.
+// y[r] = base[r] + row r . x for the rows of passes p, in int8_row_bands
+// bands: Q4_0 four, Q6_K two or four (as the host reads fastest), the others two.
 template <DType kType, typename Block, typename Kernel>
 void int8_rows(const Rows& m, const float* base, float* y, const cpu::RowPasses& p, Kernel kernel) {
-  rows_t<Block, int8_row_bands(kType)>(m, base, y, p, [&](auto rows_n, const Block* const* b, float* out) {
-    kernel(rows_n, b, *m.int8, m.row_bytes / sizeof(Block), out);
-  });
+  const auto walk = [&](auto bands) {
+    rows_t<Block, decltype(bands)::value>(m, base, y, p, [&](auto rows_n, const Block* const* b, float* out) {
+      kernel(rows_n, b, *m.int8, m.row_bytes / sizeof(Block), out);
+    });
+  };
+  using Two = std::integral_constant<size_t, 2>;
+  using Four = std::integral_constant<size_t, 4>;
+  if constexpr (kType == DType::kQ4_0) {
+    walk(Four());
+  } else if constexpr (kType == DType::kQ6_K) {
+    p.bands == 4 ? walk(Four()) : walk(Two());
+  } else {
+    walk(Two());
+  }
 }
 
 // The exported kernel, one per target, for every GGUF type.

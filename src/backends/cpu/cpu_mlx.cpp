@@ -48,19 +48,22 @@ class PreparedX {
   // Bands per share (row_bands.h) for rows of `row_bytes`. Fewer bands than
   // these read DRAM as if the kernels' arithmetic and their reads took turns
   // (twenty-fifth session, Xeon host, alternating runs). The integer kernels
-  // read short rows four (4-bit codes) or two (8-bit) at a time, long ones
-  // one after another: four made mlx4 3584 x 1024 from DRAM 108-111 -> 90-99
-  // us and int8 decode 37.5-42.1 -> 46.5-46.8 tok/s, where mlx8 measured the
-  // same in two and four (144-156 against 144-162 us). The float kernels, one
-  // row after another until then, read short rows four at a time: mlx4 from
-  // DRAM 166-178 -> 113-121 us, mlx8 261-290 -> 177-190, decode 23.5-28.2 ->
-  // 33.0-39.9 and 16.5-16.6 -> 24.0-25.4 tok/s; long rows two at a time, as
-  // the dense gemvs read theirs (no long MLX rows measured: none at 0.8B).
+  // read short rows of 8-bit codes two at a time, of 4-bit codes as many as
+  // the host reads fastest (cpu::heavy_int8_gemv_bands), long ones one after
+  // another: on the Xeon host four made mlx4 3584 x 1024 from DRAM 108-111 ->
+  // 90-99 us and int8 decode 37.5-42.1 -> 46.5-46.8 tok/s (on the Zen 5 host
+  // two are faster), where mlx8 measured the same in two and four (144-156
+  // against 144-162 us). The float kernels, one row after another until
+  // then, read short rows four at a time: mlx4 from DRAM 166-178 -> 113-121
+  // us, mlx8 261-290 -> 177-190, decode 23.5-28.2 -> 33.0-39.9 and 16.5-16.6
+  // -> 24.0-25.4 tok/s (on the Zen 5 host too four beat two for mlx4: 71-77
+  // against 82-84 us); long rows two at a time, as the dense gemvs read
+  // theirs (no long MLX rows measured: none at 0.8B).
   size_t bands(size_t row_bytes) const {
     const bool short_rows = row_bytes <= cpu::kShortRowMaxBytes;
     if (!int8_) return short_rows ? 4 : 2;
     if (!short_rows) return 1;
-    return bits_ == 4 ? 4 : 2;
+    return bits_ == 4 ? cpu::heavy_int8_gemv_bands() : 2;
   }
 
   // y[r] = base[r] (0 if null) + row r of w . x for the rows of passes p.

@@ -31,16 +31,17 @@ struct Rows {
 // 45.0, 51.5, 42.5 tok/s with four against 51.2, 51.4, 54.0, 52.1 with two
 // (and 49.8-54.0 with one). Q8_0 and Q6_K: one band no faster (q8_0 38.5 ->
 // 34.1, q6_k 42.7 -> 42.5). Q6_K, whose kernel spends the most arithmetic per
-// byte, reads DRAM faster in four (twenty-fifth session, Xeon host, binaries
-// alternating: 3584 x 1024 from DRAM 151-163 -> 127-135 us, no slower from
-// the caches; q6_k decode 0.48-0.72 -> 0.71-0.74 of the probe in six rounds):
-// with two, its reads and its arithmetic took turns more than they overlapped.
+// byte, takes the host's number (cpu::heavy_int8_gemv_bands): four read DRAM
+// faster on the Xeon host, two on the Zen 5 one.
 constexpr size_t kFloatRowBands = 4;
-constexpr size_t int8_row_bands(DType type) { return type == DType::kQ4_0 || type == DType::kQ6_K ? 4 : 2; }
-constexpr size_t row_bands(DType type, bool int8) { return int8 ? int8_row_bands(type) : kFloatRowBands; }
+inline size_t int8_row_bands(DType type) {
+  if (type == DType::kQ6_K) return cpu::heavy_int8_gemv_bands();
+  return type == DType::kQ4_0 ? 4 : 2;
+}
+inline size_t row_bands(DType type, bool int8) { return int8 ? int8_row_bands(type) : kFloatRowBands; }
 
 // y[r] = base[r] (0 if null) + row r . x for the rows of passes p, in
-// int8_row_bands(type) bands, by the integer kernels of the target chosen at
+// int8_row_bands(type) bands (p.bands), by the integer kernels of the target chosen at
 // run time; m.int8 is set.
 void run_int8_rows(DType type, const Rows& m, const float* base, float* y, const cpu::RowPasses& p);
 // The SIMD target run_int8_rows runs now ("AVX3_DL", "AVX2", ...).

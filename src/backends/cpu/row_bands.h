@@ -42,9 +42,24 @@ constexpr size_t kShortRowMaxBytes = 4096;
 // the twenty-second session, against two and one without the prefetch, bf16
 // decode went from 0.69-0.73 of the probe's bandwidth to 0.81-0.95
 // (alternating runs; docs/performance.md). On the Zen 5 host, unprefetched,
-// four bands had read slower than two (nineteenth session); this pair has not
-// been measured there yet.
+// four bands had read slower than two (nineteenth session); prefetched, the
+// two read the same there (twenty-sixth: bf16 3584 x 1024 from DRAM 107-111
+// against 106-110 us, alternating).
 constexpr size_t dense_gemv_bands(size_t row_bytes) { return row_bytes <= kShortRowMaxBytes ? 4 : 2; }
+
+// The bands of the short rows of the integer gemvs that do the most arithmetic
+// per byte read (Q6_K, MLX 4-bit codes), which differ by host. On the Xeon
+// host four read DRAM faster than two, whose reads and arithmetic took turns
+// (twenty-fifth session: Q6_K 3584 x 1024 151-163 -> 127-135 us, mlx4 int8
+// decode +15%); on the Zen 5 host four read it slower (twenty-sixth: Q6_K
+// 49-50 against 61-75 us, decode +12-30% with two, mlx4 +15-25%), as four
+// unprefetched dense bands had there. The hosts' CPU vendor is what told
+// them apart: two on AMD's x86 CPUs, four elsewhere. The results do not
+// depend on it, to the bit.
+size_t heavy_int8_gemv_bands();
+// Makes heavy_int8_gemv_bands() return `bands` (2 or 4), or the host's choice
+// again for 0: for the tests, which check both.
+void set_heavy_int8_gemv_bands(size_t bands);
 
 // y[r] = base[r] (0 if base is null) + dot of row r, for the rows of passes p:
 // dot(std::integral_constant<size_t, K>, size_t first, size_t stride, float* out)
