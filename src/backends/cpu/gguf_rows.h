@@ -41,8 +41,8 @@ inline size_t int8_row_bands(DType type) {
 inline size_t row_bands(DType type, bool int8) { return int8 ? int8_row_bands(type) : kFloatRowBands; }
 
 // y[r] = base[r] (0 if null) + row r . x for the rows of passes p, in
-// int8_row_bands(type) bands (p.bands), by the integer kernels of the target chosen at
-// run time; m.int8 is set.
+// int8_row_bands(type) bands (p.bands), by the integer kernels of the target
+// chosen at run time; m.int8 is set.
 void run_int8_rows(DType type, const Rows& m, const float* base, float* y, const cpu::RowPasses& p);
 // The SIMD target run_int8_rows runs now ("AVX3_DL", "AVX2", ...).
 std::string int8_kernel_target();

@@ -4,9 +4,10 @@
 // band is one long sequential read stream, where adjacent rows (0.5-7 KB each)
 // would be short streams that the hardware prefetcher barely ramps up on. The
 // dense gemvs and the float MLX ones walk short rows in four bands and long
-// ones in two, the integer MLX ones short rows in four (4-bit codes) or two
-// (8-bit) and long ones one after another (one band); each choice is what
-// measured fastest on these hosts (docs/performance.md).
+// ones in two, the integer MLX ones short rows in two (8-bit codes) or the
+// host's count (4-bit: heavy_int8_gemv_bands below) and long ones one after
+// another (one band); each choice is what measured fastest on these hosts
+// (docs/performance.md).
 #pragma once
 
 #include <algorithm>
