@@ -80,6 +80,10 @@ BENCHMARK(BM_Gemv)
     ->ArgsProduct({{3584}, {1024}, {3, 4, 5, 6, 7}, {0, 1}, {0, 1}})
     ->ArgsProduct({{3584}, {1024}, {8, 9, 10, 11}, {0, 1}, {1}})
     ->Args({3584, 1024, 1, 1, 0})
+    // The output projection (vocabulary 248320 rows): a third of a 4-bit
+    // token's bytes in one call.
+    ->Args({248320, 1024, 1, 0, 0})
+    ->Args({248320, 1024, 10, 0, 1})
     ->UseRealTime();
 
 // The fixed cost of one launch split across the pool's threads: an f32 gemv
