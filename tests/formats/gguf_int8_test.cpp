@@ -4,8 +4,8 @@
 // SIMD target (the VNNI one too, where the CPU has it) against the twin.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <span>

@@ -206,33 +206,35 @@ TEST(MlxInt8Activations, CpuBackendGemvsMatchTheTwin) {
   const Stream s = gpu->default_stream();
   for (uint32_t bits : kBits) {
     for (uint32_t gs : kGroupSizes) {
+      SCOPED_TRACE(::testing::Message() << bits << " bits, group " << gs);
+      const uint32_t rows = 250, cols = 1024;
+      const QuantizedMatrix m0 = quantize_random(rows, cols, {bits, gs}, DType::kBF16, bits + gs);
+      const QuantizedMatrix m1 = quantize_random(rows, cols, {bits, gs}, DType::kBF16, bits + gs + 1);
+      const auto place = [&](const QuantizedMatrix& m) {
+        return make_mlx_affine_weights(*gpu, m.params, m.scale_dtype, m.rows, m.cols, m.codes.data(), m.scales.data(),
+                                       m.biases.data(), s);
+      };
+      const auto w0 = place(m0), w1 = place(m1);
+      const std::vector<float> x = varied_floats(cols, 3);
+      const std::vector<float> up = random_floats(cols, 4, -2, 2);
+      const std::vector<float> residual = random_floats(rows, 5);
+      Device d{*gpu, {}};
+      const DevicePtr dx = d.put(x), dup = d.put(up), dres = d.put(residual);
+      const auto expect_twin = [&](const std::vector<float>& got, const QuantizedMatrix& m,
+                                   const std::vector<float>& input, const std::vector<float>* base,
+                                   const char* what) {
+        const Quantized q(input, bits, gs);
+        const Reference ref = reference(m, input);
+        for (uint32_t r = 0; r < rows; ++r) {
+          const double want = (base ? (*base)[r] : 0.0) + cpu::mlx_int8_row_dot(rows_of(m), r, q.x);
+          ASSERT_NEAR(got[r], want, kKernelTolerance * (ref.magnitude[r] + 1)) << what << " row " << r;
+        }
+      };
       for (size_t bands : testing::kHeavyInt8Bands) {
-        SCOPED_TRACE(::testing::Message() << bits << " bits, group " << gs << ", 4-bit rows in " << bands << " bands");
+        SCOPED_TRACE(::testing::Message() << "4-bit rows in " << bands << " bands");
         const testing::ForcedHeavyInt8Bands forced(bands);
-        const uint32_t rows = 250, cols = 1024;
-        const QuantizedMatrix m0 = quantize_random(rows, cols, {bits, gs}, DType::kBF16, bits + gs);
-        const QuantizedMatrix m1 = quantize_random(rows, cols, {bits, gs}, DType::kBF16, bits + gs + 1);
-        const auto place = [&](const QuantizedMatrix& m) {
-          return make_mlx_affine_weights(*gpu, m.params, m.scale_dtype, m.rows, m.cols, m.codes.data(), m.scales.data(),
-                                         m.biases.data(), s);
-        };
-        const auto w0 = place(m0), w1 = place(m1);
-        const std::vector<float> x = varied_floats(cols, 3);
-        const std::vector<float> up = random_floats(cols, 4, -2, 2);
-        const std::vector<float> residual = random_floats(rows, 5);
-        Device d{*gpu, {}};
-        const DevicePtr dx = d.put(x), dup = d.put(up), dres = d.put(residual);
+        // Outputs of NaNs for each count, so that no count passes on another's results.
         const DevicePtr y0 = d.put(std::vector<float>(rows, NAN)), y1 = d.put(std::vector<float>(rows, NAN));
-        const auto expect_twin = [&](const std::vector<float>& got, const QuantizedMatrix& m,
-                                     const std::vector<float>& input, const std::vector<float>* base,
-                                     const char* what) {
-          const Quantized q(input, bits, gs);
-          const Reference ref = reference(m, input);
-          for (uint32_t r = 0; r < rows; ++r) {
-            const double want = (base ? (*base)[r] : 0.0) + cpu::mlx_int8_row_dot(rows_of(m), r, q.x);
-            ASSERT_NEAR(got[r], want, kKernelTolerance * (ref.magnitude[r] + 1)) << what << " row " << r;
-          }
-        };
         w0->gemv(*gpu, dx, y0, s);
         expect_twin(d.get(y0, rows), m0, x, nullptr, "gemv");
         w0->gemv_gate_up_with(*w1, *gpu, dx, y0, y1, s);
