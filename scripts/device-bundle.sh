@@ -11,8 +11,8 @@ build=${1:-build}
 shared=${QWEN35_SHARED_DIR:-$(cd .. && pwd)/shared}
 out=.devbundle
 rm -rf "$out" && mkdir -p "$out/bin" "$out/lib" "$out/shared/golden"
-binaries=("$build/apps/qwen35/qwen35" "$build/tests/backends/cuda_tests"
-          "$build/tests/backends/backend_tests" "$build/tests/model/model_tests")
+binaries=("$build/apps/qwen35/qwen35" "$build/tests/backends/cuda_tests" "$build/tests/backends/vulkan_tests"
+          "$build/tests/backends/backend_tests" "$build/tests/model/model_tests" "$build/tests/formats/format_tests")
 for b in "${binaries[@]}"; do strip -o "$out/bin/$(basename "$b")" "$b"; done
 # Everything ldd resolves outside glibc and the loader travels along.
 for b in "${binaries[@]}"; do ldd "$b"; done | awk '/=> \//{print $3}' | sort -u |
