@@ -4,7 +4,7 @@
 # suite and the goldens on `cuda`, compute-sanitizer over the GGUF and
 # conformance checks, the same tests on `vulkan` through NVIDIA's Vulkan driver
 # (where its loader is carried; the MLX test is left out there: Vulkan has no MLX
-# kernels), then the decode bench in every weight format.
+# kernels), the GPU gemv bench, then the decode bench in every weight format.
 # Each step runs under a deadline and a summary
 # closes the output.
 #   usage: .devbundle/device-bundle-run.sh [SECONDS]   (default 300)
@@ -36,6 +36,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --f
 
 t "cuda_tests" 60 cuda_tests bin/cuda_tests --gtest_brief=1
 t "GGUF kernels on cuda" 60 gguf_cuda bin/format_tests --gtest_filter='GgufWeights.Cuda*' --gtest_brief=1
+t "GGUF kernels on cuda, exact path" 60 gguf_cuda_exact env QWEN35_CUDA_GGUF_EXACT=1 \
+  bin/format_tests --gtest_filter='GgufWeights.Cuda*' --gtest_brief=1
 t "conformance on cuda" 90 conformance_cuda bin/backend_tests --gtest_filter='*/cuda' --gtest_brief=1
 t "goldens on cuda" 90 goldens_cuda bin/model_tests --gtest_filter='*cuda*' --gtest_brief=1
 step "memcheck GGUF kernels" 60 compute-sanitizer --tool memcheck --print-limit 20 --error-exitcode 1 \
@@ -56,9 +58,18 @@ else
   summary+=("note    no NVIDIA Vulkan driver (nvidia_icd.json) found: the Vulkan steps did not run")
 fi
 
+# The gemvs alone on the 9B and 0.8B shapes, GGUF through both paths.
+if [ -x bin/gpu_gemv_bench ]; then
+  step "gemv bench" 90 bin/gpu_gemv_bench
+  step "gemv bench, GGUF exact path" 90 env QWEN35_CUDA_GGUF_EXACT=1 bin/gpu_gemv_bench --benchmark_filter='dtype:[1-5]/'
+fi
+
 bench=(bin/qwen35 bench --backend cuda -n 64 --profile)
 for dtype in ${BENCH_DTYPES:-bf16 q8_0 q6_k q5_k q4_k q4_0}; do
   step "bench 0.8b $dtype" 60 "${bench[@]}" --preset 0.8b --dtype "$dtype"
+done
+for dtype in ${BENCH_9B_DTYPES:-q4_k}; do
+  step "bench 9b $dtype" 150 "${bench[@]}" --preset 9b --dtype "$dtype"
 done
 [ -n "$icd" ] && step "bench 0.8b bf16 on vulkan" 60 bin/qwen35 bench --backend vulkan -n 64 --preset 0.8b --dtype bf16
 finish

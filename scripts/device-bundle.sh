@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs binaries built here (with the CUDA backend) into .devbundle/ for a GPU
-# machine that has the CUDA driver but not this project's libraries: the CLI and
-# the test binaries that touch CUDA, stripped, the shared libraries they need
+# machine that has the CUDA driver but not this project's libraries: the CLI,
+# the test binaries that touch CUDA and the GPU gemv bench, stripped, the shared libraries they need
 # beyond glibc, and the golden checkpoints. scripts/device-bundle-run.sh runs it.
 #   usage: scripts/device-bundle.sh [BUILD_DIR]   (default: build)
 # On the GPU machine: tar -xJf .devpack/bundle.tar.xz -C /tmp/b && /tmp/b/device-bundle-run.sh
@@ -13,6 +13,7 @@ out=.devbundle
 rm -rf "$out" && mkdir -p "$out/bin" "$out/lib" "$out/shared/golden"
 binaries=("$build/apps/qwen35/qwen35" "$build/tests/backends/cuda_tests" "$build/tests/backends/vulkan_tests"
           "$build/tests/backends/backend_tests" "$build/tests/model/model_tests" "$build/tests/formats/format_tests")
+[ -x "$build/bench/backends/gpu_gemv_bench" ] && binaries+=("$build/bench/backends/gpu_gemv_bench")
 for b in "${binaries[@]}"; do strip -o "$out/bin/$(basename "$b")" "$b"; done
 # Everything ldd resolves outside glibc and the loader travels along.
 for b in "${binaries[@]}"; do ldd "$b"; done | awk '/=> \//{print $3}' | sort -u |

@@ -1,21 +1,29 @@
 // ggml block types on the GPU (qwen35/gguf_quants.h is the specification):
 // gemv, the fused pair and SiLU-gate forms, and row_to_f32 for Q8_0, Q4_0, Q4_K,
-// Q5_K and Q6_K, names "gemv_q8_0" and so on. A thread takes one unit of 32
+// Q5_K and Q6_K, names "gemv_q8_0" and so on.
+//
+// The gemvs dot pieces of 32 weights with the block scales factored out of the
+// sums (cuda_gguf_pieces.cuh). row_to_f32, and the gemvs where the activations
+// or weights are not aligned for the pieces' wide loads, take one unit of 32
 // weights at a time (a Q8_0/Q4_0 block, or a 32-element sub-block of a K-quant
-// super-block), decodes it exactly as the specification's dequantizer does
-// (products rounded as written, no fused multiply-add) and dots it in f32, so
-// row_to_f32 is bit-exact and gemv differs from the reference only in the order
-// of its sums. Blocks of Q8_0, Q4_0 and Q6_K are 2-byte aligned: bytes are read
-// as 16-bit words. The decoding also compiles for the host, where
-// tests/backends/cuda_gguf_decode_test.cpp checks it without a GPU (its loops
-// have constant trip counts, which nvcc unrolls without being asked).
+// super-block) and decode it exactly as the specification's dequantizer does
+// (products rounded as written, no fused multiply-add), so row_to_f32 is
+// bit-exact. Blocks of Q8_0, Q4_0 and Q6_K are 2-byte aligned: bytes are read
+// as 16-bit words. Both also compile for the host, where
+// tests/backends/cuda_gguf_decode_test.cpp checks them without a GPU (the
+// decoder's loops have constant trip counts, which nvcc unrolls without being asked).
 #include <cuda_fp16.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
 
 #include "cuda_common.cuh"
 #include "cuda_gemv_rows.cuh"
 #include "cuda_kernels.h"
 #include "qwen35/dense_weights.h"
 #include "cuda_gguf_host.h"
+#include "cuda_gguf_pieces.cuh"
 #include "qwen35/gguf_quants.h"
 
 namespace qwen35::cuda {
@@ -132,8 +140,11 @@ __host__ __device__ constexpr size_t block_bytes(DType type) {
 }
 __host__ __device__ constexpr uint32_t block_elements(DType type) { return type == DType::kQ8_0 || type == DType::kQ4_0 ? 32 : 256; }
 
-// A [rows, cols] matrix of kType blocks; kVector: the activations are 16-byte aligned.
-template <DType kType, bool kVector>
+// A [rows, cols] matrix of kType blocks. kFast: pieces with factored scales
+// (cuda_gguf_pieces.cuh), which need 16-byte aligned activations and, for
+// Q4_K/Q5_K, 16-byte aligned weights; otherwise each unit of 32 weights is
+// decoded as the specification writes it and the activations are read one by one.
+template <DType kType, bool kFast>
 struct GgufMatrix {
   struct Row {
     const uint8_t* bytes;
@@ -151,29 +162,58 @@ struct GgufMatrix {
                                   uint32_t index, uint32_t count, float (&acc)[kRows]) {
 #pragma unroll
     for (uint32_t r = 0; r < kRows; ++r) acc[r] = 0.0f;
-    for (uint32_t u = index; u < m.cols / kUnit; u += count) {
-      float a[kUnit];
-      if constexpr (kVector) {
+    if constexpr (kFast) {
+      using Piece = typename gguf::PieceOf<kType>::type;
+      // Rows are always valid (the kernel repeats a real row past the end): no branches, loads issued together.
+      const auto piece = [&](uint32_t c) {
+        const uint32_t p = c / gguf::kPiece;
+        typename Piece::Codes codes[kRows];
 #pragma unroll
-        for (uint32_t i = 0; i < kUnit; i += 8) act.at8(u * kUnit + i, a + i);
-      } else {
+        for (uint32_t r = 0; r < kRows; ++r) codes[r] = Piece::load(rows[r].bytes, p);
+        float a[gguf::kPiece], sums[Piece::kGroups];
+        gguf::piece_activations<Piece>(p, [&](uint32_t column, float* out) { act.at8(column, out); }, a, sums);
+#pragma unroll
+        for (uint32_t r = 0; r < kRows; ++r) acc[r] += Piece::dot(codes[r], a, sums);
+      };
+      batched_columns<kGemvBatch / 2>(index * gguf::kPiece, count * gguf::kPiece, m.cols, piece);
+    } else {
+      for (uint32_t u = index; u < m.cols / kUnit; u += count) {
+        float a[kUnit];
 #pragma unroll
         for (uint32_t i = 0; i < kUnit; ++i) a[i] = act.at(u * kUnit + i);
-      }
 #pragma unroll
-      for (uint32_t r = 0; r < kRows; ++r) {
-        float w[kUnit];
-        decode_unit<kType>(rows[r].bytes, u, w);
+        for (uint32_t r = 0; r < kRows; ++r) {
+          float w[kUnit];
+          decode_unit<kType>(rows[r].bytes, u, w);
 #pragma unroll
-        for (uint32_t i = 0; i < kUnit; ++i) acc[r] = fmaf(w[i], a[i], acc[r]);
+          for (uint32_t i = 0; i < kUnit; ++i) acc[r] = fmaf(w[i], a[i], acc[r]);
+        }
       }
     }
   }
 };
 
+// QWEN35_CUDA_GGUF_EXACT=1 keeps every gemv on the exact decoding, to compare
+// the two paths' speed and to run the conformance checks over the exact one.
+inline bool exact_gemv_forced() {
+  static const bool forced = [] {
+    const char* value = std::getenv("QWEN35_CUDA_GGUF_EXACT");
+    return value != nullptr && std::string_view(value) == "1";
+  }();
+  return forced;
+}
+
+// Whether the fast path can read these weights and activations.
+template <DType kType>
+bool fast_ok(DevicePtr w, const float* x) {
+  const bool wide_weight_loads = kType == DType::kQ4_K || kType == DType::kQ5_K;
+  return !exact_gemv_forced() && aligned16(x) &&
+         (wide_weight_loads ? aligned16(as<const void>(w)) : (w.address & 1) == 0);
+}
+
 template <DType kType, typename Body>
-void with_gguf(bool vector_path, Body body) {
-  with_matrix<GgufMatrix<kType, true>, GgufMatrix<kType, false>>(vector_path, body);
+void with_gguf(bool fast, Body body) {
+  with_matrix<GgufMatrix<kType, true>, GgufMatrix<kType, false>>(fast, body);
 }
 
 template <DType kType>
@@ -185,7 +225,7 @@ template <DType kType>
 void gemv(const GemvArgs& a, const LaunchContext& ctx) {
   check_shape<kType>(a.cols);
   const float* x = as<const float>(a.x);
-  with_gguf<kType>(aligned16(x), [&](auto tag) {
+  with_gguf<kType>(fast_ok<kType>(a.w, x), [&](auto tag) {
     using M = decltype(tag);
     const M m{as<const uint8_t>(a.w), a.cols};
     launch_gemv_rows(GemvTarget<M>{.m0 = m, .m1 = m, .y0 = as<float>(a.y), .y1 = nullptr, .residual = nullptr,
@@ -198,7 +238,7 @@ template <DType kType>
 void gemv_pair(const GemvPairArgs& a, const LaunchContext& ctx) {
   check_shape<kType>(a.cols);
   const float* x = as<const float>(a.x);
-  with_gguf<kType>(aligned16(x), [&](auto tag) {
+  with_gguf<kType>(fast_ok<kType>(a.w0, x) && fast_ok<kType>(a.w1, x), [&](auto tag) {
     using M = decltype(tag);
     launch_gemv_rows(GemvTarget<M>{.m0 = M{as<const uint8_t>(a.w0), a.cols}, .m1 = M{as<const uint8_t>(a.w1), a.cols},
                                    .y0 = as<float>(a.y0), .y1 = as<float>(a.y1), .residual = nullptr,
@@ -211,7 +251,7 @@ template <DType kType>
 void gemv_silu_gate(const GemvSiluGateArgs& a, const LaunchContext& ctx) {
   check_shape<kType>(a.cols);
   const PlainActivation act = silu_gate_activation(as<const float>(a.gate), as<const float>(a.up), a.cols, ctx);
-  with_gguf<kType>(aligned16(act.x), [&](auto tag) {
+  with_gguf<kType>(fast_ok<kType>(a.w, act.x), [&](auto tag) {
     using M = decltype(tag);
     const M m{as<const uint8_t>(a.w), a.cols};
     launch_gemv_rows(GemvTarget<M>{.m0 = m, .m1 = m, .y0 = as<float>(a.y), .y1 = nullptr,
@@ -258,6 +298,34 @@ void decode_gguf_unit_on_host(DType type, const uint8_t* row, uint32_t unit, flo
     case DType::kQ6_K: return decode_unit<DType::kQ6_K>(row, unit, out);
     default: QWEN35_ASSERT(false && "not a ggml block type");
   }
+}
+
+namespace {
+template <DType kType>
+float row_dot_on_host(const uint8_t* row, const float* x, uint32_t cols) {
+  using Piece = typename gguf::PieceOf<kType>::type;
+  float acc = 0.0f;
+  for (uint32_t p = 0; p < cols / gguf::kPiece; ++p) {
+    const typename Piece::Codes codes = Piece::load(row, p);
+    float a[gguf::kPiece], sums[Piece::kGroups];
+    gguf::piece_activations<Piece>(p, [&](uint32_t column, float* out) { std::memcpy(out, x + column, 8 * sizeof(float)); },
+                                   a, sums);
+    acc += Piece::dot(codes, a, sums);
+  }
+  return acc;
+}
+}  // namespace
+
+float gguf_row_dot_on_host(DType type, const uint8_t* row, const float* x, uint32_t cols) {
+  switch (type) {
+    case DType::kQ8_0: return row_dot_on_host<DType::kQ8_0>(row, x, cols);
+    case DType::kQ4_0: return row_dot_on_host<DType::kQ4_0>(row, x, cols);
+    case DType::kQ4_K: return row_dot_on_host<DType::kQ4_K>(row, x, cols);
+    case DType::kQ5_K: return row_dot_on_host<DType::kQ5_K>(row, x, cols);
+    case DType::kQ6_K: return row_dot_on_host<DType::kQ6_K>(row, x, cols);
+    default: QWEN35_ASSERT(false && "not a ggml block type");
+  }
+  return 0.0f;
 }
 
 void add_gguf_kernels(std::vector<KernelSpec>& specs) {
