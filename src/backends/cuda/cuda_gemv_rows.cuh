@@ -30,11 +30,15 @@ struct GemvTarget {
   uint32_t rows0, rows1;
 };
 
-// The activation vector, read eight floats at a time on the vector paths.
+// The activation vector, read eight (or four) floats at a time on the vector paths.
 struct PlainActivation {
   const float* x;
   __device__ float at(uint32_t c) const { return x[c]; }
   __device__ void at8(uint32_t c, float a[8]) const { F32Elem::load8(x + c, a); }
+  __device__ void at4(uint32_t c, float a[4]) const {
+    const float4 v = *reinterpret_cast<const float4*>(x + c);
+    a[0] = v.x, a[1] = v.y, a[2] = v.z, a[3] = v.w;
+  }
 };
 
 // gemv_silu_gate's activation silu(gate) * up, computed once into the backend's

@@ -2,8 +2,8 @@
 // gemv, the fused pair and SiLU-gate forms, and row_to_f32 for Q8_0, Q4_0, Q4_K,
 // Q5_K and Q6_K, names "gemv_q8_0" and so on.
 //
-// The gemvs dot pieces of 32 weights with the block scales factored out of the
-// sums (cuda_gguf_pieces.cuh). row_to_f32, and the gemvs where the activations
+// The gemvs dot pieces of 8 or 16 weights with the block scales factored out
+// of the sums (cuda_gguf_pieces.cuh). row_to_f32, and the gemvs where the activations
 // or weights are not aligned for the pieces' wide loads, take one unit of 32
 // weights at a time (a Q8_0/Q4_0 block, or a 32-element sub-block of a K-quant
 // super-block) and decode it exactly as the specification's dequantizer does
@@ -149,7 +149,7 @@ struct GgufMatrix {
   struct Row {
     const uint8_t* bytes;
   };
-  static constexpr uint32_t kColsPerThread = kUnit;
+  static constexpr uint32_t kColsPerThread = kFast ? gguf::PieceOf<kType>::type::kWeights : kUnit;
   const uint8_t* w;
   uint32_t cols;
 
@@ -166,16 +166,16 @@ struct GgufMatrix {
       using Piece = typename gguf::PieceOf<kType>::type;
       // Rows are always valid (the kernel repeats a real row past the end): no branches, loads issued together.
       const auto piece = [&](uint32_t c) {
-        const uint32_t p = c / gguf::kPiece;
+        const uint32_t p = c / Piece::kWeights;
         typename Piece::Codes codes[kRows];
 #pragma unroll
         for (uint32_t r = 0; r < kRows; ++r) codes[r] = Piece::load(rows[r].bytes, p);
-        float a[gguf::kPiece], sums[Piece::kGroups];
-        gguf::piece_activations<Piece>(p, [&](uint32_t column, float* out) { act.at8(column, out); }, a, sums);
+        float a[Piece::kWeights], sums[Piece::kRuns];
+        gguf::piece_activations<Piece>(p, [&](uint32_t column, float* out) { act.at4(column, out); }, a, sums);
 #pragma unroll
         for (uint32_t r = 0; r < kRows; ++r) acc[r] += Piece::dot(codes[r], a, sums);
       };
-      batched_columns<kGemvBatch / 2>(index * gguf::kPiece, count * gguf::kPiece, m.cols, piece);
+      batched_columns<kGemvBatch / 2>(index * Piece::kWeights, count * Piece::kWeights, m.cols, piece);
     } else {
       for (uint32_t u = index; u < m.cols / kUnit; u += count) {
         float a[kUnit];
@@ -305,11 +305,11 @@ template <DType kType>
 float row_dot_on_host(const uint8_t* row, const float* x, uint32_t cols) {
   using Piece = typename gguf::PieceOf<kType>::type;
   float acc = 0.0f;
-  for (uint32_t p = 0; p < cols / gguf::kPiece; ++p) {
+  for (uint32_t p = 0; p < cols / Piece::kWeights; ++p) {
     const typename Piece::Codes codes = Piece::load(row, p);
-    float a[gguf::kPiece], sums[Piece::kGroups];
-    gguf::piece_activations<Piece>(p, [&](uint32_t column, float* out) { std::memcpy(out, x + column, 8 * sizeof(float)); },
-                                   a, sums);
+    float a[Piece::kWeights], sums[Piece::kRuns];
+    gguf::piece_activations<Piece>(
+        p, [&](uint32_t column, float* out) { std::memcpy(out, x + column, 4 * sizeof(float)); }, a, sums);
     acc += Piece::dot(codes, a, sums);
   }
   return acc;

@@ -1,14 +1,22 @@
-// The fast path of the CUDA GGUF gemvs: a thread dots "pieces" of 32 weights
-// with scales factored out of the sum, d (sum q a) - dmin m (sum a), instead of
-// decoding every weight as the specification writes it (cuda_gguf.cu keeps that
-// exact decoding for row_to_f32 and for rows the fast path cannot take).
+// The fast path of the CUDA GGUF gemvs: a thread dots "pieces" of 8 or 16
+// weights with the block scales factored out of the sum, d (sum q a) -
+// dmin m (sum a), instead of decoding every weight as the specification writes
+// it (cuda_gguf.cu keeps that exact decoding for row_to_f32 and for rows the
+// fast path cannot take).
 //
-// A piece is the 32 weights whose bytes one thread can load in a few wide
-// reads: a Q8_0 or Q4_0 block; 16 bytes of a Q4_K/Q5_K chunk (16 weights of
-// each of two sub-blocks, with the super-block's 16-byte header); 8 bytes of
-// each of the two low-bit runs and the high-bit run of a Q6_K half (8 weights
-// in each of four scale groups). The activations of a piece are kGroups runs of
-// kGroupLen consecutive columns, at 8-column boundaries.
+// Consecutive pieces are adjacent in the row and go to adjacent lanes, so a
+// warp's loads of weights and of activations each cover a contiguous span:
+// with whole blocks per lane (32 activations, 64 or 128 bytes apart from lane
+// to lane) every 16-byte activation load touched 16-32 cache lines, and L1's
+// passes over them, not DRAM, set the speed (about 1 TB/s on an H200). A piece:
+//   Q8_0: 8 codes of a block (a quarter) and its scale;
+//   Q4_0: 4 bytes of a block (a quarter: 4 low and 4 high nibbles);
+//   Q4_K, Q5_K: 8 bytes of a 32-byte chunk (8 weights of each of its two
+//     sub-blocks) with the super-block's 16-byte header (and Q5_K's 8 bytes of qh);
+//   Q6_K: 8 bytes of ql (8 weights of each of two scale groups) with the
+//     matching 8 bytes of qh, the two scales and d.
+// The activations of a piece are kRuns runs of kRunLen consecutive columns,
+// at 4-column boundaries.
 //
 // Codes become floats without the integer conversion: a code placed in the
 // low mantissa byte of 2^23 is 2^23 + code as a float, and one subtraction of
@@ -30,8 +38,6 @@
 #include "qwen35/gguf_quants.h"
 
 namespace qwen35::cuda::gguf {
-
-constexpr uint32_t kPiece = 32;
 
 __host__ __device__ inline uint32_t byte_perm(uint32_t x, uint32_t y, uint32_t selector) {
 #ifdef __CUDA_ARCH__
@@ -106,164 +112,176 @@ __host__ __device__ inline float dot4(uint32_t word, float offset, const float* 
 
 constexpr float kTwo23 = 8388608.0f;
 
-// Q8_0 and Q4_0: a piece is one block, its fp16 scale and kWords words of codes.
+__host__ __device__ inline uint32_t load_u32(const uint8_t* p) {
+  return stream_load(reinterpret_cast<const unsigned int*>(p));
+}
+__host__ __device__ inline uint32_t load_u16(const uint8_t* p) {
+  return stream_load(reinterpret_cast<const unsigned short*>(p));
+}
+// 8 bytes from an 8-byte aligned address.
+__host__ __device__ inline void load8_aligned(const uint8_t* p, uint32_t (&out)[2]) {
+#ifdef __CUDA_ARCH__
+  const uint2 v = __ldcs(reinterpret_cast<const uint2*>(p));
+  out[0] = v.x, out[1] = v.y;
+#else
+  std::memcpy(out, p, 8);
+#endif
+}
+
+// Q8_0 and Q4_0: piece k of a block is its fp16 scale and kWords words of
+// codes, a quarter of the block (bytes 4 kWords (k % 4) .. of its codes).
 template <typename Block, uint32_t kWords>
-struct BlockPiece {
-  static constexpr uint32_t kGroups = 1, kGroupLen = 32;
+struct QuarterBlockPiece {
   static constexpr bool kHasMin = false;
   struct Codes {
     uint32_t d;
     uint32_t q[kWords];
   };
-  __host__ __device__ static uint32_t group_start(uint32_t piece, uint32_t) { return kPiece * piece; }
   __host__ __device__ static Codes load(const uint8_t* row, uint32_t piece) {
-    const uint8_t* block = row + size_t{piece} * sizeof(Block);
+    const uint8_t* block = row + size_t{piece / 4} * sizeof(Block);
     Codes c;
-    c.d = stream_load(reinterpret_cast<const unsigned short*>(block));
-    load_halves(block + 2, c.q);
+    c.d = load_u16(block);
+    load_halves(block + 2 + 4 * kWords * (piece % 4), c.q);
     return c;
   }
 };
 
-struct Q8_0Piece : BlockPiece<GgufBlockQ8_0, 8> {
-  __host__ __device__ static float dot(const Codes& c, const float (&a)[32], const float (&)[kGroups]) {
+struct Q8_0Piece : QuarterBlockPiece<GgufBlockQ8_0, 2> {
+  static constexpr uint32_t kWeights = 8, kRuns = 1, kRunLen = 8;
+  __host__ __device__ static uint32_t run_start(uint32_t piece, uint32_t) { return kWeights * piece; }
+  __host__ __device__ static float dot(const Codes& c, const float (&a)[kWeights], const float (&)[kRuns]) {
     float acc = 0.0f;
-    for (uint32_t k = 0; k < 8; ++k) acc = dot4(c.q[k] ^ 0x80808080u, kTwo23 + 128.0f, a + 4 * k, acc);
+    for (uint32_t k = 0; k < 2; ++k) acc = dot4(c.q[k] ^ 0x80808080u, kTwo23 + 128.0f, a + 4 * k, acc);
     return half_bits_to_float(c.d) * acc;
   }
 };
 
-// Byte j of a Q4_0 block holds element j (low nibble) and element j + 16 (high nibble).
-struct Q4_0Piece : BlockPiece<GgufBlockQ4_0, 4> {
-  __host__ __device__ static float dot(const Codes& c, const float (&a)[32], const float (&)[kGroups]) {
-    float acc = 0.0f;
-    for (uint32_t k = 0; k < 4; ++k) {
-      acc = dot4(c.q[k] & 0x0f0f0f0fu, kTwo23 + 8.0f, a + 4 * k, acc);
-      acc = dot4((c.q[k] >> 4) & 0x0f0f0f0fu, kTwo23 + 8.0f, a + 16 + 4 * k, acc);
-    }
+// Q4_0: byte j of a block holds element j (low nibble) and j + 16 (high).
+struct Q4_0Piece : QuarterBlockPiece<GgufBlockQ4_0, 1> {
+  static constexpr uint32_t kWeights = 8, kRuns = 2, kRunLen = 4;
+  __host__ __device__ static uint32_t run_start(uint32_t piece, uint32_t run) {
+    return 32 * (piece / 4) + 16 * run + 4 * (piece % 4);
+  }
+  __host__ __device__ static float dot(const Codes& c, const float (&a)[kWeights], const float (&)[kRuns]) {
+    float acc = dot4(c.q[0] & 0x0f0f0f0fu, kTwo23 + 8.0f, a, 0.0f);
+    acc = dot4((c.q[0] >> 4) & 0x0f0f0f0fu, kTwo23 + 8.0f, a + 4, acc);
     return half_bits_to_float(c.d) * acc;
   }
 };
 
-// Scale and min of sub-block j of a Q4_K/Q5_K super-block (gguf_scale_min_k4),
-// from the header's words 1..3 (its 12 scale bytes).
-__host__ __device__ inline void k4_scale_min(const Words4& header, uint32_t j, float* scale, float* min) {
-  // Selects, not header.w[1 + i / 4]: a run-time index would put the words in local memory.
-  const auto byte = [&](uint32_t i) {
-    const uint32_t word = i < 4 ? header.w[1] : i < 8 ? header.w[2] : header.w[3];
-    return (word >> (8 * (i % 4))) & 0xffu;
-  };
-  uint32_t sc, m;
-  if (j < 4) {
-    sc = byte(j) & 63;
-    m = byte(j + 4) & 63;
-  } else {
-    sc = (byte(j + 4) & 0xf) | ((byte(j - 4) >> 6) << 4);
-    m = (byte(j + 4) >> 4) | ((byte(j) >> 6) << 4);
+// The 6-bit scales and mins of Q4_K/Q5_K sub-blocks 2 chunk and 2 chunk + 1
+// (gguf_scale_min_k4), from the header's words 1..3 (its 12 scale bytes),
+// as 2^23 + value. Whole words at once: bytes 0..3 of `low` are the scales of
+// sub-blocks 0..3, of `high` those of 4..7; likewise the mins.
+__host__ __device__ inline void k4_scales_mins(const uint32_t (&header)[4], uint32_t chunk, float (&scale)[2],
+                                               float (&min)[2]) {
+  const uint32_t w1 = header[1], w2 = header[2], w3 = header[3];
+  const bool upper = chunk >= 2;
+  const uint32_t scales = upper ? (w3 & 0x0f0f0f0fu) | ((w1 >> 2) & 0x30303030u) : w1 & 0x3f3f3f3fu;
+  const uint32_t mins = upper ? ((w3 >> 4) & 0x0f0f0f0fu) | ((w2 >> 2) & 0x30303030u) : w2 & 0x3f3f3f3fu;
+  const uint32_t first = 2 * (chunk % 2);
+  for (uint32_t i = 0; i < 2; ++i) {
+    scale[i] = biased_code(scales, first + i) - kTwo23;
+    min[i] = biased_code(mins, first + i) - kTwo23;
   }
-  *scale = static_cast<float>(sc);
-  *min = static_cast<float>(m);
 }
 
-// Q4_K and Q5_K: piece k of a super-block is half (k % 2) of its chunk k / 2,
-// 16 bytes whose low nibbles are elements 16 (k % 2) .. + 15 of sub-block 2 (k / 2)
-// and high nibbles the same elements of sub-block 2 (k / 2) + 1. Q5_K adds each
-// element's fifth bit from qh (bit j of qh[l] for sub-block j).
+// Q4_K and Q5_K: piece k of a super-block is bytes 8 (k % 4) .. + 7 of its chunk
+// k / 4, whose low nibbles are elements l0 .. l0 + 7 (l0 = 8 (k % 4)) of
+// sub-block 2 (k / 4) and high nibbles the same elements of the next
+// sub-block. Q5_K adds each element's fifth bit from qh (bit j of qh[l] for
+// sub-block j).
 template <bool kFifthBit>
 struct K4Piece {
-  static constexpr uint32_t kGroups = 2, kGroupLen = 16;
+  static constexpr uint32_t kWeights = 16, kRuns = 2, kRunLen = 8;
   static constexpr bool kHasMin = true;
   static constexpr size_t kBlockBytes = kFifthBit ? sizeof(GgufBlockQ5K) : sizeof(GgufBlockQ4K);
   static constexpr size_t kQs = kFifthBit ? offsetof(GgufBlockQ5K, qs) : offsetof(GgufBlockQ4K, qs);
   struct Codes {
-    Words4 header;  // d, dmin, then the 12 scale bytes
-    Words4 qs;
-    Words4 qh;  // Q5_K only
+    uint32_t header[4];  // d, dmin, then the 12 scale bytes
+    uint32_t qs[2];
+    uint32_t qh[2];  // Q5_K only
     uint32_t chunk;
   };
-  __host__ __device__ static uint32_t group_start(uint32_t piece, uint32_t g) {
-    const uint32_t k = piece % 8;
-    return 256 * (piece / 8) + 64 * (k / 2) + 32 * g + 16 * (k % 2);
+  __host__ __device__ static uint32_t run_start(uint32_t piece, uint32_t run) {
+    const uint32_t k = piece % 16;
+    return 256 * (piece / 16) + 64 * (k / 4) + 32 * run + 8 * (k % 4);
   }
   __host__ __device__ static Codes load(const uint8_t* row, uint32_t piece) {
-    const uint8_t* block = row + size_t{piece / 8} * kBlockBytes;
-    const uint32_t k = piece % 8, chunk = k / 2, half = k % 2;
+    const uint8_t* block = row + size_t{piece / 16} * kBlockBytes;
+    const uint32_t k = piece % 16, chunk = k / 4, l0 = 8 * (k % 4);
     Codes c;
-    c.header = load16(block);
-    c.qs = load16(block + kQs + 32 * chunk + 16 * half);
-    if constexpr (kFifthBit) c.qh = load16(block + offsetof(GgufBlockQ5K, qh) + 16 * half);
+    const Words4 header = load16(block);
+    for (uint32_t i = 0; i < 4; ++i) c.header[i] = header.w[i];
+    load8_aligned(block + kQs + 32 * chunk + l0, c.qs);
+    if constexpr (kFifthBit) load8_aligned(block + offsetof(GgufBlockQ5K, qh) + l0, c.qh);
     c.chunk = chunk;
     return c;
   }
-  __host__ __device__ static float dot(const Codes& c, const float (&a)[32], const float (&sums)[kGroups]) {
+  __host__ __device__ static float dot(const Codes& c, const float (&a)[kWeights], const float (&sums)[kRuns]) {
     float low = 0.0f, high = 0.0f;
-    for (uint32_t k = 0; k < 4; ++k) {
-      uint32_t lo = c.qs.w[k] & 0x0f0f0f0fu, hi = (c.qs.w[k] >> 4) & 0x0f0f0f0fu;
+    for (uint32_t k = 0; k < 2; ++k) {
+      uint32_t lo = c.qs[k] & 0x0f0f0f0fu, hi = (c.qs[k] >> 4) & 0x0f0f0f0fu;
       if constexpr (kFifthBit) {
-        lo |= ((c.qh.w[k] >> (2 * c.chunk)) & 0x01010101u) << 4;
-        hi |= ((c.qh.w[k] >> (2 * c.chunk + 1)) & 0x01010101u) << 4;
+        lo |= ((c.qh[k] >> (2 * c.chunk)) & 0x01010101u) << 4;
+        hi |= ((c.qh[k] >> (2 * c.chunk + 1)) & 0x01010101u) << 4;
       }
       low = dot4(lo, kTwo23, a + 4 * k, low);
-      high = dot4(hi, kTwo23, a + 16 + 4 * k, high);
+      high = dot4(hi, kTwo23, a + 8 + 4 * k, high);
     }
-    const float d = half_bits_to_float(c.header.w[0] & 0xffffu), dmin = half_bits_to_float(c.header.w[0] >> 16);
-    float sc0, m0, sc1, m1;
-    k4_scale_min(c.header, 2 * c.chunk, &sc0, &m0);
-    k4_scale_min(c.header, 2 * c.chunk + 1, &sc1, &m1);
+    const float d = half_bits_to_float(c.header[0] & 0xffffu), dmin = half_bits_to_float(c.header[0] >> 16);
+    float scale[2], min[2];
+    k4_scales_mins(c.header, c.chunk, scale, min);
     // The specification's per-sub-block factors, d * sc and dmin * m, rounded as it rounds them.
-    const float out = fmaf(d * sc0, low, -(dmin * m0) * sums[0]);
-    return out + fmaf(d * sc1, high, -(dmin * m1) * sums[1]);
+    const float out = fmaf(d * scale[0], low, -(dmin * min[0]) * sums[0]);
+    return out + fmaf(d * scale[1], high, -(dmin * min[1]) * sums[1]);
   }
 };
 
-// Q6_K: piece k of a super-block is half h = k / 4 at l0 = 8 (k % 4): for l in
-// l0 .. l0 + 7, elements 128 h + 32 g + l (g = 0..3) take their low four bits
-// from ql[64 h + 32 (g % 2) + l] (low nibble for g < 2), their top two from
-// bits 2g of qh[32 h + l], and scale g from scales[8 h + 2 g + l0 / 16].
+// Q6_K: elements 128 h + 32 g + l (half h, group g = 0..3, l = 0..31) take their
+// low four bits from ql[64 h + 32 (g % 2) + l] (the low nibble for g < 2),
+// their top two from bits 2g of qh[32 h + l], and scale scales[8 h + 2 g + l / 16].
+// Piece k of a block is ql bytes 8k .. 8k + 7: half h = k / 8, j = 8 (k % 8),
+// l0 = j % 32, groups g = j / 32 (low nibbles) and g + 2 (high nibbles).
 struct Q6KPiece {
-  static constexpr uint32_t kGroups = 4, kGroupLen = 8;
+  static constexpr uint32_t kWeights = 16, kRuns = 2, kRunLen = 8;
   static constexpr bool kHasMin = false;
   struct Codes {
-    uint32_t ql_a[2], ql_b[2], qh[2];
-    uint32_t scales[2];  // bytes 8 h .. 8 h + 7 of scales
+    uint32_t ql[2], qh[2];
+    uint32_t scale_low, scale_high;  // scales of the two groups (bytes, signed)
     uint32_t d;
-    uint32_t odd;  // l0 / 16: which byte of each scale pair
+    uint32_t group;  // g of the low nibbles: 0 or 1
   };
-  __host__ __device__ static uint32_t group_start(uint32_t piece, uint32_t g) {
-    const uint32_t k = piece % 8;
-    return 256 * (piece / 8) + 128 * (k / 4) + 32 * g + 8 * (k % 4);
+  __host__ __device__ static uint32_t run_start(uint32_t piece, uint32_t run) {
+    const uint32_t k = piece % 16, j = 8 * (k % 8);
+    return 256 * (piece / 16) + 128 * (k / 8) + 32 * (j / 32 + 2 * run) + j % 32;
   }
   __host__ __device__ static Codes load(const uint8_t* row, uint32_t piece) {
-    const uint8_t* block = row + size_t{piece / 8} * sizeof(GgufBlockQ6K);
-    const uint32_t k = piece % 8, h = k / 4, l0 = 8 * (k % 4);
+    const uint8_t* block = row + size_t{piece / 16} * sizeof(GgufBlockQ6K);
+    const uint32_t k = piece % 16, h = k / 8, j = 8 * (k % 8), g = j / 32, l0 = j % 32;
     Codes c;
-    load_halves(block + offsetof(GgufBlockQ6K, ql) + 64 * h + l0, c.ql_a);
-    load_halves(block + offsetof(GgufBlockQ6K, ql) + 64 * h + 32 + l0, c.ql_b);
+    load_halves(block + offsetof(GgufBlockQ6K, ql) + 8 * k, c.ql);
     load_halves(block + offsetof(GgufBlockQ6K, qh) + 32 * h + l0, c.qh);
-    load_halves(block + offsetof(GgufBlockQ6K, scales) + 8 * h, c.scales);
-    c.d = stream_load(reinterpret_cast<const unsigned short*>(block + offsetof(GgufBlockQ6K, d)));
-    c.odd = l0 / 16;
+    const uint8_t* scales = block + offsetof(GgufBlockQ6K, scales) + 8 * h + 2 * g + l0 / 16;
+    c.scale_low = stream_load(scales);
+    c.scale_high = stream_load(scales + 4);
+    c.d = load_u16(block + offsetof(GgufBlockQ6K, d));
+    c.group = g;
     return c;
   }
-  __host__ __device__ static float dot(const Codes& c, const float (&a)[32], const float (&)[kGroups]) {
-    float group[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  __host__ __device__ static float dot(const Codes& c, const float (&a)[kWeights], const float (&)[kRuns]) {
+    float low = 0.0f, high = 0.0f;
+    const uint32_t shift = 2 * c.group;  // qh bits 2g (low nibbles) and 2g + 4 (high)
     for (uint32_t k = 0; k < 2; ++k) {
-      const uint32_t a_lo = c.ql_a[k] & 0x0f0f0f0fu, a_hi = (c.ql_a[k] >> 4) & 0x0f0f0f0fu;
-      const uint32_t b_lo = c.ql_b[k] & 0x0f0f0f0fu, b_hi = (c.ql_b[k] >> 4) & 0x0f0f0f0fu;
-      const uint32_t qh = c.qh[k];
-      group[0] = dot4(a_lo | ((qh << 4) & 0x30303030u), kTwo23 + 32.0f, a + 4 * k, group[0]);
-      group[1] = dot4(b_lo | ((qh << 2) & 0x30303030u), kTwo23 + 32.0f, a + 8 + 4 * k, group[1]);
-      group[2] = dot4(a_hi | (qh & 0x30303030u), kTwo23 + 32.0f, a + 16 + 4 * k, group[2]);
-      group[3] = dot4(b_hi | ((qh >> 2) & 0x30303030u), kTwo23 + 32.0f, a + 24 + 4 * k, group[3]);
+      const uint32_t top = c.qh[k] >> shift;
+      const uint32_t lo = (c.ql[k] & 0x0f0f0f0fu) | ((top << 4) & 0x30303030u);
+      const uint32_t hi = ((c.ql[k] >> 4) & 0x0f0f0f0fu) | (top & 0x30303030u);
+      low = dot4(lo, kTwo23 + 32.0f, a + 4 * k, low);
+      high = dot4(hi, kTwo23 + 32.0f, a + 8 + 4 * k, high);
     }
     const float d = half_bits_to_float(c.d);
-    float out = 0.0f;
-    for (uint32_t g = 0; g < 4; ++g) {
-      // scales[8 h + 2 g + odd]: byte (2 g + odd) % 4 of word g / 2.
-      const uint32_t byte = (c.scales[g / 2] >> (8 * ((2 * g + c.odd) % 4))) & 0xffu;
-      out = fmaf(d * static_cast<float>(static_cast<int8_t>(byte)), group[g], out);
-    }
-    return out;
+    const float out = d * static_cast<float>(static_cast<int8_t>(c.scale_low)) * low;
+    return fmaf(d * static_cast<float>(static_cast<int8_t>(c.scale_high)), high, out);
   }
 };
 
@@ -290,18 +308,20 @@ struct PieceOf<DType::kQ6_K> {
   using type = Q6KPiece;
 };
 
-// The activations of piece p, group by group; `load8(column, out)` reads 8 floats.
-// Load8 is a device lambda in the kernels and a host one in the host check:
-// the pragma stops nvcc warning that each could be called from the other side.
+// The activations of piece p, run by run, and each run's sum where the format
+// needs it; `load4(column, out)` reads 4 floats. Load4 is a device lambda in the
+// kernels and a host one in the host check: the pragma stops nvcc warning that
+// each could be called from the other side.
 #pragma nv_exec_check_disable
-template <typename Piece, typename Load8>
-__host__ __device__ inline void piece_activations(uint32_t piece, Load8 load8, float (&a)[32], float (&sums)[Piece::kGroups]) {
-  for (uint32_t g = 0; g < Piece::kGroups; ++g) {
-    const uint32_t start = Piece::group_start(piece, g);
-    for (uint32_t i = 0; i < Piece::kGroupLen; i += 8) load8(start + i, a + g * Piece::kGroupLen + i);
-    sums[g] = 0.0f;
+template <typename Piece, typename Load4>
+__host__ __device__ inline void piece_activations(uint32_t piece, Load4 load4, float (&a)[Piece::kWeights],
+                                                  float (&sums)[Piece::kRuns]) {
+  for (uint32_t r = 0; r < Piece::kRuns; ++r) {
+    const uint32_t start = Piece::run_start(piece, r);
+    for (uint32_t i = 0; i < Piece::kRunLen; i += 4) load4(start + i, a + r * Piece::kRunLen + i);
+    sums[r] = 0.0f;
     if constexpr (Piece::kHasMin) {
-      for (uint32_t i = 0; i < Piece::kGroupLen; ++i) sums[g] += a[g * Piece::kGroupLen + i];
+      for (uint32_t i = 0; i < Piece::kRunLen; ++i) sums[r] += a[r * Piece::kRunLen + i];
     }
   }
 }
