@@ -74,19 +74,28 @@ __host__ __device__ inline T stream_load(const T* p) {
 #endif
 }
 
-struct Words4 {
-  uint32_t w[4];
-};
-
-__host__ __device__ inline Words4 load16(const uint8_t* p) {
+// 16 bytes from a 16-byte aligned address.
+__host__ __device__ inline void load16_aligned(const uint8_t* p, uint32_t (&out)[4]) {
 #ifdef __CUDA_ARCH__
   const uint4 v = __ldcs(reinterpret_cast<const uint4*>(p));
-  return Words4{{v.x, v.y, v.z, v.w}};
+  out[0] = v.x, out[1] = v.y, out[2] = v.z, out[3] = v.w;
 #else
-  Words4 out;
-  std::memcpy(out.w, p, 16);
-  return out;
+  std::memcpy(out, p, 16);
 #endif
+}
+
+// 8 bytes from an 8-byte aligned address.
+__host__ __device__ inline void load8_aligned(const uint8_t* p, uint32_t (&out)[2]) {
+#ifdef __CUDA_ARCH__
+  const uint2 v = __ldcs(reinterpret_cast<const uint2*>(p));
+  out[0] = v.x, out[1] = v.y;
+#else
+  std::memcpy(out, p, 8);
+#endif
+}
+
+__host__ __device__ inline uint32_t load_u16(const uint8_t* p) {
+  return stream_load(reinterpret_cast<const unsigned short*>(p));
 }
 
 // 4 kWords bytes from a 2-byte aligned address, as 32-bit words.
@@ -99,6 +108,8 @@ __host__ __device__ inline void load_halves(const uint8_t* p, uint32_t (&out)[kW
   }
 }
 
+constexpr float kTwo23 = 8388608.0f;
+
 // Byte i of `word` (a code of at most 8 bits) as 2^23 + code.
 __host__ __device__ inline float biased_code(uint32_t word, uint32_t i) {
   return bits_to_float(byte_perm(word, 0x4b000000u, i | 0x7540u));
@@ -108,24 +119,6 @@ __host__ __device__ inline float biased_code(uint32_t word, uint32_t i) {
 __host__ __device__ inline float dot4(uint32_t word, float offset, const float* a, float acc) {
   for (uint32_t i = 0; i < 4; ++i) acc = fmaf(biased_code(word, i) - offset, a[i], acc);
   return acc;
-}
-
-constexpr float kTwo23 = 8388608.0f;
-
-__host__ __device__ inline uint32_t load_u32(const uint8_t* p) {
-  return stream_load(reinterpret_cast<const unsigned int*>(p));
-}
-__host__ __device__ inline uint32_t load_u16(const uint8_t* p) {
-  return stream_load(reinterpret_cast<const unsigned short*>(p));
-}
-// 8 bytes from an 8-byte aligned address.
-__host__ __device__ inline void load8_aligned(const uint8_t* p, uint32_t (&out)[2]) {
-#ifdef __CUDA_ARCH__
-  const uint2 v = __ldcs(reinterpret_cast<const uint2*>(p));
-  out[0] = v.x, out[1] = v.y;
-#else
-  std::memcpy(out, p, 8);
-#endif
 }
 
 // Q8_0 and Q4_0: piece k of a block is its fp16 scale and kWords words of
@@ -211,8 +204,7 @@ struct K4Piece {
     const uint8_t* block = row + size_t{piece / 16} * kBlockBytes;
     const uint32_t k = piece % 16, chunk = k / 4, l0 = 8 * (k % 4);
     Codes c;
-    const Words4 header = load16(block);
-    for (uint32_t i = 0; i < 4; ++i) c.header[i] = header.w[i];
+    load16_aligned(block, c.header);
     load8_aligned(block + kQs + 32 * chunk + l0, c.qs);
     if constexpr (kFifthBit) load8_aligned(block + offsetof(GgufBlockQ5K, qh) + l0, c.qh);
     c.chunk = chunk;
