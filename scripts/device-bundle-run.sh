@@ -37,13 +37,13 @@ t() { local name=$1 limit=$2 log=$3; shift 3; step "$name" "$limit" bash -c 'gte
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader
 
 t "cuda_tests" 60 cuda_tests bin/cuda_tests --gtest_brief=1
-t "GGUF kernels on cuda" 60 gguf_cuda bin/format_tests --gtest_filter='GgufWeights.Cuda*' --gtest_brief=1
+t "GGUF kernels on cuda" 60 gguf_cuda bin/format_tests --gtest_filter='*GgufGpuBackend*/cuda:*GgufOnGpu*/cuda' --gtest_brief=1
 t "GGUF kernels on cuda, exact path" 60 gguf_cuda_exact env QWEN35_CUDA_GGUF_EXACT=1 \
-  bin/format_tests --gtest_filter='GgufWeights.Cuda*' --gtest_brief=1
+  bin/format_tests --gtest_filter='*GgufGpuBackend*/cuda' --gtest_brief=1
 t "conformance on cuda" 90 conformance_cuda bin/backend_tests --gtest_filter='*/cuda' --gtest_brief=1
 t "goldens on cuda" 90 goldens_cuda bin/model_tests --gtest_filter='*cuda*' --gtest_brief=1
 step "memcheck GGUF kernels" 60 compute-sanitizer --tool memcheck --print-limit 20 --error-exitcode 1 \
-  bin/format_tests --gtest_filter='GgufWeights.Cuda*' --gtest_brief=1
+  bin/format_tests --gtest_filter='*GgufGpuBackend*/cuda' --gtest_brief=1
 [ "${MEMCHECK_CONFORMANCE:-1}" = 1 ] && step "memcheck conformance" 75 compute-sanitizer --tool memcheck --print-limit 20 --error-exitcode 1 \
   bin/backend_tests --gtest_filter='*/cuda' --gtest_brief=1
 
@@ -54,6 +54,7 @@ icd=$(ls /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/
 if [ -n "$icd" ] && [ "${VULKAN:-1}" = 1 ]; then
   export VK_DRIVER_FILES=$icd
   t "vulkan_tests" 60 vulkan_tests bin/vulkan_tests --gtest_brief=1
+  t "GGUF kernels on vulkan" 60 gguf_vulkan bin/format_tests --gtest_filter='*GgufGpuBackend*/vulkan:*GgufOnGpu*/vulkan' --gtest_brief=1
   t "conformance on vulkan" 90 conformance_vulkan bin/backend_tests --gtest_filter='*/vulkan:-*MlxAffine*' --gtest_brief=1
   t "goldens on vulkan" 60 goldens_vulkan bin/model_tests --gtest_filter='*vulkan*' --gtest_brief=1
 else

@@ -183,17 +183,23 @@ TEST(GgufWeights, ReferenceBackendMatchesSpecification) {
   check_backend(*gpu);
 }
 
-// Skipped where this build has no CUDA backend or the machine no CUDA device.
-TEST(GgufWeights, CudaBackendMatchesSpecification) {
-  if (available_backends().find("cuda") == std::string::npos) GTEST_SKIP() << "built without the CUDA backend";
+// The GPU backends' GGUF kernels. Skipped where this build lacks the backend or
+// the machine its device (CI runs Vulkan on Mesa's lavapipe).
+class GgufGpuBackend : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GgufGpuBackend, KernelsMatchSpecification) {
+  if (available_backends().find(GetParam()) == std::string::npos) GTEST_SKIP() << "built without " << GetParam();
   std::unique_ptr<GpuBackend> gpu;
   try {
-    gpu = create_backend("cuda");
+    gpu = create_backend(GetParam());
   } catch (const DeviceUnavailable& e) {
     GTEST_SKIP() << e.what();
   }
   check_backend(*gpu);
 }
+
+INSTANTIATE_TEST_SUITE_P(Backends, GgufGpuBackend, ::testing::Values("vulkan", "cuda"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 class GgufCpu : public ::testing::TestWithParam<int64_t> {
  protected:
@@ -228,7 +234,7 @@ TEST(GgufWeights, RejectsRowsNotAMultipleOfTheBlock) {
       Error);
 }
 
-// A backend without the GGUF kernels (as Vulkan is today): placing the weights
+// A backend without the GGUF kernels: placing the weights
 // fails at load, naming the backend and the kernels, never at the first token.
 class BareBackend final : public HostBackend {
  public:

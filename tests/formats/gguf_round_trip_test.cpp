@@ -12,6 +12,7 @@
 
 #include "formats/gguf_converter.h"
 #include "golden_decode.h"
+#include "qwen35/backend.h"
 #include "qwen35/checkpoint.h"
 #include "qwen35/model.h"
 #include "support/test_support.h"
@@ -216,6 +217,38 @@ TEST(GgufCheckpoint, SmallProjectionsKeepTheirOwnType) {
   const Decoded d = decode_against_golden("tiny", std::move(checkpoint));
   EXPECT_LE(d.relative_error, 0.2);
 }
+
+// The GPU backends decode a whole GGUF model, block-typed embedding and output
+// projection included, to the CPU's logits (both float32 arithmetic; only the
+// order of the sums differs). Skipped where a backend is not built or finds no
+// device; CI runs Vulkan on Mesa's lavapipe.
+class GgufOnGpu : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GgufOnGpu, DecodesAsTheCpuDoes) {
+  const std::string backend = GetParam();
+  if (available_backends().find(backend) == std::string::npos) GTEST_SKIP() << "built without " << backend;
+  try {
+    create_backend(backend);
+  } catch (const DeviceUnavailable& e) {
+    GTEST_SKIP() << e.what();
+  }
+  for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+    SCOPED_TRACE(dtype_name(type));
+    TempDir dir;
+    const std::filesystem::path file = dir.path() / "model.gguf";
+    write_gguf_from_checkpoint(open_hf_checkpoint(shared_dir() / "golden" / "tiny"), file, {.matrix_type = type});
+    const Decoded cpu = decode_against_golden("tiny", open_checkpoint(file));
+    const Decoded gpu = decode_against_golden("tiny", open_checkpoint(file), backend);
+    const Deviation d = deviation(gpu.logits.data(), cpu.logits.data(), cpu.logits.size());
+    std::cout << "[ gguf     ] tiny " << dtype_name(type) << " on " << backend
+              << ": max |logit - cpu| / max |cpu| = " << d.relative() << "\n";
+    EXPECT_FALSE(d.has_nan);
+    EXPECT_LE(d.relative(), 3e-5) << "max |" << backend << " - cpu| / max |cpu|";  // lavapipe: 1.1e-6 .. 2.7e-6
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, GgufOnGpu, ::testing::Values("vulkan", "cuda"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 // `qwen35 bench --dtype q8_0` removes its temporary GGUF once the model is
 // loaded: the reference backend aliases the file's mapping, which must outlive the name.

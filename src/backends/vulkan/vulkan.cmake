@@ -54,6 +54,14 @@ foreach(dtype f32 bf16 f16)
     "gemv_silu_gate_${dtype}|gemv_silu_gate.comp|ELEM_${upper}"
     "row_to_f32_${dtype}|row_to_f32.comp|ELEM_${upper}")
 endforeach()
+foreach(dtype q8_0 q4_0 q4_k q5_k q6_k)
+  string(TOUPPER ${dtype} upper)
+  list(APPEND qwen35_vk_modules
+    "gemv_${dtype}|gemv.comp|GGUF_${upper}"
+    "gemv_pair_${dtype}|gemv_pair.comp|GGUF_${upper}"
+    "gemv_silu_gate_${dtype}|gemv_silu_gate.comp|GGUF_${upper}"
+    "row_to_f32_${dtype}|row_to_f32.comp|GGUF_${upper}")
+endforeach()
 
 set(qwen35_vk_outputs)
 set(qwen35_vk_arrays "")

@@ -77,7 +77,7 @@ std::vector<KernelSpec> make_specs() {
                                          [](const KvAppendArgs& a, uint32_t) { return groups_for(a.kv_dim, 256); }));
     specs.push_back(kernel<AttentionDecodeArgs>("attention_decode_" + kv, attention_groups));
   }
-  for (const std::string dtype : {"f32", "bf16", "f16"}) {
+  for (const std::string dtype : {"f32", "bf16", "f16", "q8_0", "q4_0", "q4_k", "q5_k", "q6_k"}) {
     specs.push_back(
         kernel<GemvArgs>("gemv_" + dtype, [](const GemvArgs& a, uint32_t s) { return gemv_groups(a.rows, s); }));
     specs.push_back(kernel<GemvPairArgs>("gemv_pair_" + dtype, [](const GemvPairArgs& a, uint32_t s) {

@@ -1,5 +1,6 @@
 // Storage element types of weights and KV caches, chosen at build time by one
-// of ELEM_F32, ELEM_BF16, ELEM_F16 (vulkan.cmake compiles one module per type).
+// of ELEM_F32, ELEM_BF16, ELEM_F16, or of weights by a GGUF_* block type
+// (gguf_blocks.glsl); vulkan.cmake compiles one module per type.
 // Conversions are the exact bit manipulations of include/qwen35/dtype.h, done
 // in integers so no driver's half-float handling (denormal flushing) interferes.
 
@@ -38,7 +39,9 @@ uint f32_to_f16(float value) {
   return sign | ((rounded - (112u << 23)) >> 13);
 }
 
-#if defined(ELEM_F32)
+#if defined(GGUF_Q8_0) || defined(GGUF_Q4_0) || defined(GGUF_Q4_K) || defined(GGUF_Q5_K) || defined(GGUF_Q6_K)
+#include "gguf_blocks.glsl"
+#elif defined(ELEM_F32)
 const uint kElemBytes = 4;
 float load_elem(uint64_t base, uint i) { return Floats(base).v[i]; }
 // Elements i .. i+7; i % 8 == 0 and base 16-byte aligned.
@@ -55,7 +58,7 @@ float widen(uint bits) { return bf16_to_f32(bits); }
 #elif defined(ELEM_F16)
 float widen(uint bits) { return f16_to_f32(bits); }
 #else
-#error "define ELEM_F32, ELEM_BF16 or ELEM_F16"
+#error "define ELEM_F32, ELEM_BF16, ELEM_F16 or one of the GGUF_* block types"
 #endif
 float load_elem(uint64_t base, uint i) { return widen(uint(Halves(base).v[i])); }
 void load_elem8(uint64_t base, uint i, out float e[8]) {
@@ -68,4 +71,8 @@ void store_elem(uint64_t base, uint i, float value) { Halves(base).v[i] = uint16
 #else
 void store_elem(uint64_t base, uint i, float value) { Halves(base).v[i] = uint16_t(f32_to_f16(value)); }
 #endif
+#endif
+
+#ifndef GGUF_BLOCKS
+uint64_t matrix_row_bytes(uint cols) { return uint64_t(cols) * kElemBytes; }
 #endif

@@ -1,5 +1,5 @@
 #version 460
-// gemv_{f32,bf16,f16} (GemvArgs): y[rows] = W[rows, cols] x[cols].
+// gemv_{f32,bf16,f16,q8_0,q4_0,q4_k,q5_k,q6_k} (GemvArgs): y[rows] = W[rows, cols] x[cols].
 #include "common.glsl"
 #include "elements.glsl"
 #include "gemv_rows.glsl"

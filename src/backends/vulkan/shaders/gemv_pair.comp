@@ -1,5 +1,5 @@
 #version 460
-// gemv_pair_{f32,bf16,f16} (GemvPairArgs): y0 = W0 x and y1 = W1 x in one
+// gemv_pair_{f32,bf16,f16,q8_0,...} (GemvPairArgs): y0 = W0 x and y1 = W1 x in one
 // launch, the rows of W1 numbered after those of W0.
 #include "common.glsl"
 #include "elements.glsl"

@@ -21,7 +21,7 @@ float activation(uint c);
 void activation8(uint c, out float a[8]);
 
 // Byte address of row `row` of a [rows, cols] matrix at `base`.
-uint64_t row_address(uint64_t base, uint row, uint cols) { return base + uint64_t(row) * cols * kElemBytes; }
+uint64_t row_address(uint64_t base, uint row, uint cols) { return base + uint64_t(row) * matrix_row_bytes(cols); }
 
 // sums[r] = W[row r] . activation for rows at byte addresses rows[r] (0: no row),
 // in every invocation of the subgroup. Call with the whole subgroup active.
@@ -29,6 +29,21 @@ void dot_rows(uint64_t rows[kRowsPerSubgroup], uint cols, bool vector_path, out 
   const uint lane = gl_SubgroupInvocationID, lanes = gl_SubgroupSize;
   float acc[kRowsPerSubgroup];
   [[unroll]] for (uint r = 0; r < kRowsPerSubgroup; ++r) acc[r] = 0.0;
+#ifdef GGUF_BLOCKS
+  // Block types: each invocation decodes units of 32 weights (gguf_blocks.glsl).
+  for (uint u = lane; u < cols / 32u; u += lanes) {
+    float a[32];
+    [[unroll]] for (uint k = 0; k < 32u; ++k) a[k] = activation(32u * u + k);
+    [[unroll]] for (uint r = 0; r < kRowsPerSubgroup; ++r) {
+      if (rows[r] == 0ul) continue;
+      float w[32];
+      decode_unit(rows[r], u, w);
+      float partial = 0.0;
+      [[unroll]] for (uint k = 0; k < 32u; ++k) partial += w[k] * a[k];
+      acc[r] += partial;
+    }
+  }
+#else
   if (vector_path) {
     for (uint c = lane * 8; c < cols; c += lanes * 8) {
       float a[8];
@@ -50,6 +65,7 @@ void dot_rows(uint64_t rows[kRowsPerSubgroup], uint cols, bool vector_path, out 
       }
     }
   }
+#endif
   [[unroll]] for (uint r = 0; r < kRowsPerSubgroup; ++r) sums[r] = subgroupAdd(acc[r]);
 }
 

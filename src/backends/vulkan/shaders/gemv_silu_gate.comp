@@ -1,5 +1,5 @@
 #version 460
-// gemv_silu_gate_{f32,bf16,f16} (GemvSiluGateArgs): y = residual + W (silu(gate) * up),
+// gemv_silu_gate_{f32,bf16,f16,q8_0,...} (GemvSiluGateArgs): y = residual + W (silu(gate) * up),
 // residual optional (address 0). The activation is computed once per column
 // for all of a subgroup's rows.
 #include "common.glsl"
