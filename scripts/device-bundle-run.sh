@@ -3,8 +3,8 @@
 # the CUDA tests, the GGUF kernels against their specification, the conformance
 # suite and the goldens on `cuda`, compute-sanitizer over the GGUF and
 # conformance checks, the same tests on `vulkan` through NVIDIA's Vulkan driver
-# (where its loader is carried; the MLX test is left out there: Vulkan has no MLX
-# kernels), the GPU gemv bench, then the decode bench in every weight format.
+# (where its loader is carried), the GPU gemv bench, then the decode bench in
+# every weight format.
 # Each step runs under a deadline and a summary
 # closes the output.
 #   usage: .devbundle/device-bundle-run.sh [SECONDS]   (default 300)
@@ -37,7 +37,7 @@ t() { local name=$1 limit=$2 log=$3; shift 3; step "$name" "$limit" bash -c 'gte
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader
 
 t "cuda_tests" 60 cuda_tests bin/cuda_tests --gtest_brief=1
-t "GGUF kernels on cuda" 60 gguf_cuda bin/format_tests --gtest_filter='*GgufGpuBackend*/cuda:*GgufOnGpu*/cuda' --gtest_brief=1
+t "GGUF and MLX on cuda" 60 gguf_cuda bin/format_tests --gtest_filter='*GgufGpuBackend*/cuda:*OnGpu*/cuda' --gtest_brief=1
 t "GGUF kernels on cuda, exact path" 60 gguf_cuda_exact env QWEN35_CUDA_GGUF_EXACT=1 \
   bin/format_tests --gtest_filter='*GgufGpuBackend*/cuda' --gtest_brief=1
 t "conformance on cuda" 90 conformance_cuda bin/backend_tests --gtest_filter='*/cuda' --gtest_brief=1
@@ -54,8 +54,8 @@ icd=$(ls /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/
 if [ -n "$icd" ] && [ "${VULKAN:-1}" = 1 ]; then
   export VK_DRIVER_FILES=$icd
   t "vulkan_tests" 60 vulkan_tests bin/vulkan_tests --gtest_brief=1
-  t "GGUF kernels on vulkan" 60 gguf_vulkan bin/format_tests --gtest_filter='*GgufGpuBackend*/vulkan:*GgufOnGpu*/vulkan' --gtest_brief=1
-  t "conformance on vulkan" 90 conformance_vulkan bin/backend_tests --gtest_filter='*/vulkan:-*MlxAffine*' --gtest_brief=1
+  t "GGUF and MLX on vulkan" 60 gguf_vulkan bin/format_tests --gtest_filter='*GgufGpuBackend*/vulkan:*OnGpu*/vulkan' --gtest_brief=1
+  t "conformance on vulkan" 90 conformance_vulkan bin/backend_tests --gtest_filter='*/vulkan' --gtest_brief=1
   t "goldens on vulkan" 60 goldens_vulkan bin/model_tests --gtest_filter='*vulkan*' --gtest_brief=1
 else
   summary+=("note    no NVIDIA Vulkan driver (nvidia_icd.json) found: the Vulkan steps did not run")

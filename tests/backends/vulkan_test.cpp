@@ -1,13 +1,17 @@
 // What the shared suites do not reach on the Vulkan backend: host transfers
 // refused while recording, transfers of any size and alignment through the
-// staging ring, and the device index. Replay itself is checked for every
+// staging ring, the device index, and the MLX shaders' own fused multiply-add. Replay itself is checked for every
 // capturing backend in capture_test.cpp and tests/model/replay_test.cpp.
 // Skipped, never passed, where no Vulkan device exists.
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cmath>
 #include <numeric>
+#include <random>
 
 #include "qwen35/kernels.h"
+#include "qwen35/mlx_affine.h"
 #include "support/test_support.h"
 
 namespace qwen35::testing {
@@ -82,6 +86,50 @@ TEST_F(VulkanTest, TransfersOfAnySizeAndAlignment) {
   EXPECT_EQ(tail[0], 0x11);
   for (size_t i = 0; i < 7; ++i) EXPECT_EQ(tail[i + 1], data[1 + i]) << "copied byte " << i;
   EXPECT_EQ(tail[8], 0x11);
+}
+
+// MLX row dequantization is one fused multiply-add per weight on every backend,
+// but Vulkan does not promise that fma() is fused (lavapipe's is not), so the
+// shader rounds scale * code + bias itself, in integers (mlx_rows.glsl,
+// fma_code). Checked here against std::fma where that is hard: biases from
+// 2^-120 to 2^40 times the product, either sign (so sums cancel), and enough
+// weights that products landing exactly between two floats occur.
+TEST_F(VulkanTest, MlxRowDequantizationIsAFusedMultiplyAdd) {
+  constexpr uint32_t kGroup = 32, kGroups = 4096, kCols = kGroup * kGroups;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> unit(0.5f, 1.0f);
+  std::uniform_int_distribution<int> spread(-120, 40), sign(0, 1);
+  std::vector<float> scales(kGroups), biases(kGroups);
+  for (uint32_t g = 0; g < kGroups; ++g) {
+    scales[g] = std::ldexp(unit(rng), -6) * (sign(rng) ? -1.0f : 1.0f);
+    biases[g] = std::ldexp(unit(rng), spread(rng)) * std::fabs(scales[g]) * 64.0f * (sign(rng) ? -1.0f : 1.0f);
+  }
+  std::vector<uint32_t> codes(kCols / 4);
+  for (uint32_t& word : codes) word = static_cast<uint32_t>(rng());
+  const auto upload = [&](const auto& host) {
+    DeviceBuffer buffer(*gpu_, host.size() * sizeof(host[0]));
+    gpu_->upload(buffer.ptr(), host.data(), host.size() * sizeof(host[0]), stream());
+    return buffer;
+  };
+  DeviceBuffer d_codes = upload(codes), d_scales = upload(scales), d_biases = upload(biases);
+  DeviceBuffer d_row(*gpu_, kCols * sizeof(float));
+  launch(*gpu_, resolve_kernel<MlxRowToF32Args>(*gpu_, "row_to_f32_mlx8_f32"),
+         MlxRowToF32Args{.w = {d_codes.ptr(), d_scales.ptr(), d_biases.ptr()}, .y = d_row.ptr(), .row = 0,
+                         .cols = kCols, .group_size = kGroup},
+         stream());
+  std::vector<float> row(kCols);
+  gpu_->download(row.data(), d_row.ptr(), kCols * sizeof(float), stream());
+  gpu_->synchronize(stream());
+  size_t mismatches = 0;
+  for (uint32_t c = 0; c < kCols; ++c) {
+    const uint32_t code = (codes[c / 4] >> (8 * (c % 4))) & 0xffu;
+    const float want = mlx_dequantize(scales[c / kGroup], code, biases[c / kGroup]);
+    if (std::bit_cast<uint32_t>(row[c]) != std::bit_cast<uint32_t>(want) && ++mismatches <= 5) {
+      ADD_FAILURE() << "column " << c << ": fma(" << scales[c / kGroup] << ", " << code << ", "
+                    << biases[c / kGroup] << ") = " << want << ", shader " << row[c];
+    }
+  }
+  EXPECT_EQ(mismatches, 0u);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "qwen35/dense_weights.h"
 #include "gguf_test_util.h"
 #include "qwen35/gguf_quants.h"
+#include "support/backend_skip.h"
 #include "support/test_support.h"
 
 namespace qwen35::testing {
@@ -188,14 +189,8 @@ TEST(GgufWeights, ReferenceBackendMatchesSpecification) {
 class GgufGpuBackend : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GgufGpuBackend, KernelsMatchSpecification) {
-  if (available_backends().find(GetParam()) == std::string::npos) GTEST_SKIP() << "built without " << GetParam();
-  std::unique_ptr<GpuBackend> gpu;
-  try {
-    gpu = create_backend(GetParam());
-  } catch (const DeviceUnavailable& e) {
-    GTEST_SKIP() << e.what();
-  }
-  check_backend(*gpu);
+  if (const std::string why = backend_unavailable(GetParam()); !why.empty()) GTEST_SKIP() << why;
+  check_backend(*create_backend(GetParam()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GgufGpuBackend, ::testing::Values("vulkan", "cuda"),

@@ -12,9 +12,9 @@
 
 #include "formats/gguf_converter.h"
 #include "golden_decode.h"
-#include "qwen35/backend.h"
 #include "qwen35/checkpoint.h"
 #include "qwen35/model.h"
+#include "support/backend_skip.h"
 #include "support/test_support.h"
 
 namespace qwen35::testing {
@@ -226,12 +226,7 @@ class GgufOnGpu : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GgufOnGpu, DecodesAsTheCpuDoes) {
   const std::string backend = GetParam();
-  if (available_backends().find(backend) == std::string::npos) GTEST_SKIP() << "built without " << backend;
-  try {
-    create_backend(backend);
-  } catch (const DeviceUnavailable& e) {
-    GTEST_SKIP() << e.what();
-  }
+  if (const std::string why = backend_unavailable(backend); !why.empty()) GTEST_SKIP() << why;
   for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
     SCOPED_TRACE(dtype_name(type));
     TempDir dir;

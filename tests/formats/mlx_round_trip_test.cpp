@@ -12,6 +12,7 @@
 #include "golden_decode.h"
 #include "qwen35/checkpoint.h"
 #include "qwen35/model.h"
+#include "support/backend_skip.h"
 #include "support/test_support.h"
 
 namespace qwen35::testing {
@@ -124,6 +125,33 @@ INSTANTIATE_TEST_SUITE_P(SharedGoldens, MlxInt8RoundTrip,
                          [](const ::testing::TestParamInfo<Int8Case>& info) {
                            return case_name(::testing::TestParamInfo<RoundTripCase>(info.param.checkpoint, info.index));
                          });
+
+// The GPU backends decode a whole MLX model, quantized embedding and output
+// projection included, to the CPU's logits (both float32 arithmetic; only the
+// order of the sums differs). Skipped where a backend is not built or finds no
+// device; CI runs Vulkan on Mesa's lavapipe.
+class MlxOnGpu : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MlxOnGpu, DecodesAsTheCpuDoes) {
+  const std::string backend = GetParam();
+  if (const std::string why = backend_unavailable(backend); !why.empty()) GTEST_SKIP() << why;
+  for (uint32_t bits : {4u, 8u}) {
+    SCOPED_TRACE(::testing::Message() << "mlx" << bits);
+    TempDir out;
+    const std::filesystem::path dir = out.path() / "mlx";
+    write_mlx_checkpoint(open_hf_checkpoint(shared_dir() / "golden" / "tiny"), dir, {bits, 64});
+    const Decoded cpu = decode_against_golden("tiny", open_hf_checkpoint(dir));
+    const Decoded gpu = decode_against_golden("tiny", open_hf_checkpoint(dir), backend);
+    const Deviation d = deviation(gpu.logits.data(), cpu.logits.data(), cpu.logits.size());
+    std::cout << "[ mlx      ] tiny mlx" << bits << " on " << backend
+              << ": max |logit - cpu| / max |cpu| = " << d.relative() << "\n";
+    EXPECT_FALSE(d.has_nan);
+    EXPECT_LE(d.relative(), 3e-5) << "max |" << backend << " - cpu| / max |cpu|";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, MlxOnGpu, ::testing::Values("vulkan", "cuda"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 }  // namespace
 }  // namespace qwen35::testing

@@ -26,7 +26,7 @@ set(qwen35_vk_dir ${CMAKE_CURRENT_LIST_DIR})
 set(qwen35_vk_out ${CMAKE_CURRENT_BINARY_DIR}/vulkan_spirv)
 file(GLOB qwen35_vk_includes CONFIGURE_DEPENDS ${qwen35_vk_dir}/shaders/*.glsl)
 
-# Every compiled module: "name|source|definitions" (definitions separated by ';' later).
+# Every compiled module: "name|source|definition|definition...".
 set(qwen35_vk_modules
   "rms_norm|rms_norm.comp|"
   "add_rms_norm|add_rms_norm.comp|"
@@ -54,6 +54,17 @@ foreach(dtype f32 bf16 f16)
     "gemv_silu_gate_${dtype}|gemv_silu_gate.comp|ELEM_${upper}"
     "row_to_f32_${dtype}|row_to_f32.comp|ELEM_${upper}")
 endforeach()
+foreach(bits 4 8)
+  foreach(scale f32 bf16 f16)
+    string(TOUPPER ${scale} upper)
+    set(suffix mlx${bits}_${scale})
+    list(APPEND qwen35_vk_modules
+      "gemv_${suffix}|mlx_gemv.comp|MLX_BITS=${bits}|MLX_SCALE_${upper}"
+      "gemv_pair_${suffix}|mlx_gemv_pair.comp|MLX_BITS=${bits}|MLX_SCALE_${upper}"
+      "gemv_silu_gate_${suffix}|mlx_gemv_silu_gate.comp|MLX_BITS=${bits}|MLX_SCALE_${upper}"
+      "row_to_f32_${suffix}|mlx_row_to_f32.comp|MLX_BITS=${bits}|MLX_SCALE_${upper}")
+  endforeach()
+endforeach()
 foreach(dtype q8_0 q4_0 q4_k q5_k q6_k)
   string(TOUPPER ${dtype} upper)
   list(APPEND qwen35_vk_modules
@@ -73,10 +84,13 @@ foreach(module IN LISTS qwen35_vk_modules)
   list(LENGTH fields n_fields)
   set(defines)
   if(n_fields GREATER 2)
-    list(GET fields 2 define)
-    if(define)
-      set(defines "-D${define}")
-    endif()
+    math(EXPR last "${n_fields} - 1")
+    foreach(i RANGE 2 ${last})
+      list(GET fields ${i} define)
+      if(define)
+        list(APPEND defines "-D${define}")
+      endif()
+    endforeach()
   endif()
   set(output ${qwen35_vk_out}/${name}.inc)
   add_custom_command(

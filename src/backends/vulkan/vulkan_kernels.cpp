@@ -10,6 +10,7 @@
 
 #include "qwen35/dense_weights.h"
 #include "qwen35/kernels.h"
+#include "qwen35/mlx_affine.h"
 #include "vulkan/vulkan_pipelines.h"
 
 namespace qwen35::vulkan {
@@ -53,7 +54,7 @@ uint32_t gdn_recurrent_groups(const GdnRecurrentArgs& a, uint32_t subgroup_size)
   return groups_for(size_t{a.n_heads_v} * a.head_dim_v, subgroups_per_group(subgroup_size));
 }
 
-// gemv_rows.glsl: two rows per subgroup.
+// gemv_rows.glsl and mlx_rows.glsl: two rows per subgroup.
 uint32_t gemv_groups(size_t rows, uint32_t subgroup_size) {
   return groups_for(rows, 2 * subgroups_per_group(subgroup_size));
 }
@@ -87,6 +88,20 @@ std::vector<KernelSpec> make_specs() {
         "gemv_silu_gate_" + dtype, [](const GemvSiluGateArgs& a, uint32_t s) { return gemv_groups(a.rows, s); }));
     specs.push_back(kernel<RowToF32Args>("row_to_f32_" + dtype,
                                          [](const RowToF32Args& a, uint32_t) { return groups_for(a.cols, 256); }));
+  }
+  for (const std::string bits : {"4", "8"}) {
+    for (const std::string scale : {"f32", "bf16", "f16"}) {
+      const std::string suffix = "mlx" + bits + "_" + scale;
+      specs.push_back(kernel<MlxGemvArgs>("gemv_" + suffix,
+                                          [](const MlxGemvArgs& a, uint32_t s) { return gemv_groups(a.rows, s); }));
+      specs.push_back(kernel<MlxGemvPairArgs>("gemv_pair_" + suffix, [](const MlxGemvPairArgs& a, uint32_t s) {
+        return gemv_groups(size_t{a.rows0} + a.rows1, s);
+      }));
+      specs.push_back(kernel<MlxGemvSiluGateArgs>(
+          "gemv_silu_gate_" + suffix, [](const MlxGemvSiluGateArgs& a, uint32_t s) { return gemv_groups(a.rows, s); }));
+      specs.push_back(kernel<MlxRowToF32Args>(
+          "row_to_f32_" + suffix, [](const MlxRowToF32Args& a, uint32_t) { return groups_for(a.cols, 128); }));
+    }
   }
   return specs;
 }

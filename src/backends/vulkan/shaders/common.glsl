@@ -8,6 +8,7 @@
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer Floats { float v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Floats4 { vec4 v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 2) buffer Halves { uint16_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer Words { uint v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Words4 { uvec4 v[]; };
 
 // DecodeStepParams (kernels.h): the per-token values, read at run time so a

@@ -13,9 +13,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 
-const uint kWorkgroupSize = 128;
-const uint kRowsPerSubgroup = 2;
-layout(local_size_x = kWorkgroupSize) in;
+#include "subgroup_rows.glsl"
 
 float activation(uint c);
 void activation8(uint c, out float a[8]);
@@ -68,8 +66,3 @@ void dot_rows(uint64_t rows[kRowsPerSubgroup], uint cols, bool vector_path, out 
 #endif
   [[unroll]] for (uint r = 0; r < kRowsPerSubgroup; ++r) sums[r] = subgroupAdd(acc[r]);
 }
-
-// The first row of each block of kRowsPerSubgroup rows this subgroup computes:
-// for (uint first = first_row(); first < rows; first += row_stride()) ...
-uint first_row() { return (gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID) * kRowsPerSubgroup; }
-uint row_stride() { return gl_NumWorkGroups.x * gl_NumSubgroups * kRowsPerSubgroup; }

@@ -1,9 +1,7 @@
 // FP8 E4M3 KV rows, bit for bit as src/backends/host/kv_rows.cpp writes them:
 // every block scale is a power of two, so each step below is exact and a cache
 // written here equals one written on the CPU byte for byte.
-layout(buffer_reference, std430, buffer_reference_align = 4) buffer Words { uint v[]; };
-
-float bf16_to_f32(uint bits) { return uintBitsToFloat(bits << 16); }
+#include "conversions.glsl"
 
 // Byte `offset` of a buffer whose address is a multiple of 4.
 uint load_byte(uint64_t base, uint offset) { return (Words(base).v[offset / 4u] >> (8u * (offset % 4u))) & 0xffu; }
