@@ -47,9 +47,10 @@ shared_dir=$(cd .. && pwd)/shared
 step "configure" 60 cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=Release -DQWEN35_CUDA=ON \
   -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch" -DQWEN35_VULKAN=OFF -DQWEN35_BUILD_BENCH=OFF \
   -DQWEN35_SHARED_DIR="$shared_dir" || finish
-step "build" 210 cmake --build build-cuda -j "$jobs" --target qwen35 backend_tests model_tests cuda_tests || finish
+step "build" 210 cmake --build build-cuda -j "$jobs" --target qwen35 backend_tests model_tests cuda_tests format_tests || finish
 
-# Test names carry the backend: cuda_tests.*, .../Conformance.*/cuda, Golden ..._cuda_<kv>.
+# Test names carry the backend: cuda_tests.*, .../Conformance.*/cuda, Golden ..._cuda_<kv>,
+# format_tests .../GgufGpuBackend.*/cuda and .../*OnGpu.*/cuda.
 step "ctest -R cuda" 120 bash -c \
   'ctest --test-dir build-cuda -R cuda --output-on-failure -j 4 --timeout 100 2>&1 | tee build-cuda/ctest-cuda.log
    exit "${PIPESTATUS[0]}"'
