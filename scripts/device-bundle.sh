@@ -4,7 +4,8 @@
 # the test binaries that touch CUDA and the GPU gemv bench, stripped, the shared libraries they need
 # beyond glibc, and the golden checkpoints. scripts/device-bundle-run.sh runs it.
 #   usage: scripts/device-bundle.sh [BUILD_DIR]   (default: build)
-# On the GPU machine: tar -xJf .devpack/bundle.tar.xz -C /tmp/b && /tmp/b/device-bundle-run.sh
+# On the GPU machine (.devpack is git-ignored: name it in the device tool's carry):
+#   tar -xJf .devpack/bundle.tar.xz -C /tmp/b && /tmp/b/device-bundle-run.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
