@@ -106,8 +106,10 @@ void BM_LaunchOverhead(benchmark::State& state) {
 BENCHMARK(BM_LaunchOverhead)->ArgNames({"rows"})->Arg(8)->Arg(16)->Arg(1024)->UseRealTime();
 
 // MLX affine matrices with bf16 scales and biases, group 64. Args: rows, cols,
-// bits (4 or 8), cached, int8 (x quantized to 8 bits, integer dot products);
-// cached as in BM_Gemv. Bytes: codes, scales and biases.
+// bits (4 or 8), cached, int8 (x quantized to 8 bits, integer dot products),
+// x16 (4 bits with int8: the layout regrouped 16 rows at a time, as the CPU
+// keeps such matrices, qwen35/mlx_affine.h); cached as in BM_Gemv. Bytes:
+// codes, scales and biases.
 void BM_MlxGemv(benchmark::State& state) {
   const auto rows = static_cast<uint32_t>(state.range(0)), cols = static_cast<uint32_t>(state.range(1));
   const auto bits = static_cast<uint32_t>(state.range(2));
@@ -119,7 +121,9 @@ void BM_MlxGemv(benchmark::State& state) {
   std::vector<DeviceBuffer> w;
   for (size_t i = 0; i < copies; ++i) w.push_back(filled(matrix_bytes, 0x3c, gpu));
   DeviceBuffer x = filled(cols * 4, 0x3c, gpu), y(gpu, rows * 4);
-  const auto kernel = resolve_kernel<MlxGemvArgs>(gpu, "gemv_mlx" + std::to_string(bits) + "_bf16");
+  const bool x16 = state.range(5) != 0;
+  const std::string layout = "mlx" + std::to_string(bits) + (x16 ? "x16" : "");
+  const auto kernel = resolve_kernel<MlxGemvArgs>(gpu, "gemv_" + layout + "_bf16");
   size_t i = 0;
   for (auto _ : state) {
     const DevicePtr codes = w[i++ % copies].ptr();
@@ -130,11 +134,12 @@ void BM_MlxGemv(benchmark::State& state) {
            gpu.default_stream());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes));
-  state.SetLabel("mlx" + std::to_string(bits) + (state.range(4) ? " int8 x" : ""));
+  state.SetLabel(layout + (state.range(4) ? " int8 x" : ""));
 }
 BENCHMARK(BM_MlxGemv)
-    ->ArgNames({"rows", "cols", "bits", "cached", "int8"})
-    ->ArgsProduct({{3584}, {1024}, {4, 8}, {0, 1}, {0, 1}})
+    ->ArgNames({"rows", "cols", "bits", "cached", "int8", "x16"})
+    ->ArgsProduct({{3584}, {1024}, {4, 8}, {0, 1}, {0, 1}, {0}})
+    ->ArgsProduct({{3584}, {1024}, {4}, {0, 1}, {1}, {1}})
     ->UseRealTime();
 
 // Decode attention of the 0.8B shape (8 query heads, 2 KV heads of 256) over

@@ -95,6 +95,16 @@ class GpuBackend {
     (void)cols;
     return dtype;
   }
+  // Whether this backend keeps a [rows, cols] MLX matrix of `bits`-bit codes
+  // regrouped 16 rows at a time (qwen35/mlx_affine.h: mlx_regroup_rows, into
+  // which make_mlx_affine_weights converts it at load, and whose kernels are
+  // "gemv_mlx4x16_bf16", ...).
+  virtual bool regroups_mlx_rows(uint32_t bits, uint32_t rows, uint32_t cols) const {
+    (void)bits;
+    (void)rows;
+    (void)cols;
+    return false;
+  }
 
   // Streams.
   virtual Stream default_stream() = 0;
@@ -212,7 +222,8 @@ struct BackendOptions {
   bool int8_activations = false;
   // CPU backend, with int8_activations: Q4_0, Q8_0, Q4_K and Q5_K matrices whose rows
   // are a multiple of 16 are regrouped at load (DType::kQ4_0x16, kQ8_0x16, ...) for
-  // integer gemvs that serve 16 rows per instruction. Off only to compare.
+  // integer gemvs that serve 16 rows per instruction, and so are MLX 4-bit ones
+  // (GpuBackend::regroups_mlx_rows). Off only to compare.
   bool regroup_rows = true;
   // CPU backend: run the SIMD kernels of this target ("AVX2", "NEON", "SCALAR",
   // any name simd_targets() lists, in any case) instead of the best one this

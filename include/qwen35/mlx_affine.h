@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 #include "qwen35/backend.h"
@@ -72,6 +73,39 @@ inline uint32_t mlx_code(const uint32_t* row_codes, uint32_t i, uint32_t bits) {
 inline float mlx_dequantize(float scale, uint32_t code, float bias) {
   return std::fma(scale, static_cast<float>(code), bias);
 }
+
+// The rows regrouped 16 at a time, the layout the CPU keeps 4-bit matrices in
+// for x in 8 bits (GpuBackend::regroups_mlx_rows; kernels "gemv_mlx4x16_bf16",
+// ...): the same bytes in another order, so that each int32 lane of a 64-byte
+// vector holds four code bytes of one of 16 rows and the rows' dot products
+// accumulate side by side. For each 16 rows and each 32 code bytes of a row
+// (a "unit": 64 columns of 4 bits), 512 bytes of codes in runs of 64: bytes
+// [4 r, 4 r + 4) of run v are row r's code bytes [4 v, 4 v + 4) of the unit.
+// Scales and biases: for each 16 rows and each group, the 16 rows' side by
+// side.
+inline constexpr uint32_t kMlxGroupedRows = 16;
+inline constexpr uint32_t kMlxUnitBytes = 32;  // a row's code bytes per unit
+
+// Whether a [rows, cols] matrix of `bits`-bit codes can be regrouped: whole
+// groups of 16 rows and whole units.
+inline bool mlx_regroupable(uint32_t bits, uint32_t rows, uint32_t cols) {
+  return rows % kMlxGroupedRows == 0 && size_t{cols} * bits / 8 % kMlxUnitBytes == 0;
+}
+// Where the regrouped codes keep row `row`'s code byte `byte` (rows of
+// `row_bytes` code bytes), and where the regrouped scales and biases keep its
+// group `group` (rows of `groups` groups).
+inline size_t mlx_regrouped_code_byte(size_t row_bytes, uint32_t row, size_t byte) {
+  return (row / kMlxGroupedRows * kMlxGroupedRows) * row_bytes + byte / kMlxUnitBytes * kMlxUnitBytes * kMlxGroupedRows +
+         byte % kMlxUnitBytes / 4 * 64 + row % kMlxGroupedRows * 4 + byte % 4;
+}
+inline size_t mlx_regrouped_group_index(size_t groups, uint32_t row, size_t group) {
+  return (row / kMlxGroupedRows * groups + group) * kMlxGroupedRows + row % kMlxGroupedRows;
+}
+// Regroups codes [rows, cols * bits / 32] and scales and biases [rows, cols /
+// group_size] of `scale_bytes` each into the arrays *_out of the same sizes
+// (mlx_regroupable holds).
+void mlx_regroup_rows(MlxAffineParams params, size_t scale_bytes, uint32_t rows, uint32_t cols, const void* codes,
+                      const void* scales, const void* biases, void* codes_out, void* scales_out, void* biases_out);
 
 // Quantizes one row of `cols` floats: per group, min/max affine with
 // scale = (max - min) / (2^bits - 1) and bias = min, both rounded to

@@ -54,8 +54,14 @@ void mlx_quantize_row(const float* w, uint32_t cols, MlxAffineParams p, DType sc
 }
 
 MlxAffineWeights::MlxAffineWeights(GpuBackend& gpu, MlxAffineParams params, DType scale_dtype, uint32_t rows,
-                                   uint32_t cols, MlxMatrixRef w, std::vector<DeviceBuffer> storage)
-    : params_(params), scale_dtype_(scale_dtype), rows_(rows), cols_(cols), w_(w), storage_(std::move(storage)) {
+                                   uint32_t cols, MlxMatrixRef w, std::vector<DeviceBuffer> storage, bool regrouped)
+    : params_(params),
+      scale_dtype_(scale_dtype),
+      regrouped_(regrouped),
+      rows_(rows),
+      cols_(cols),
+      w_(w),
+      storage_(std::move(storage)) {
   if (params.bits != 4 && params.bits != 8) fail("MLX affine weights: unsupported bits {} (supported: 4, 8)", params.bits);
   if (params.group_size != 32 && params.group_size != 64 && params.group_size != 128) {
     fail("MLX affine weights: unsupported group size {} (supported: 32, 64, 128)", params.group_size);
@@ -66,7 +72,12 @@ MlxAffineWeights::MlxAffineWeights(GpuBackend& gpu, MlxAffineParams params, DTyp
   if (!is_float_dtype(scale_dtype)) {
     fail("MLX affine weights: scales must be F32, F16 or BF16, got {}", dtype_name(scale_dtype));
   }
-  const std::string suffix = fmt::format("mlx{}_{}", params.bits, dtype_lower_name(scale_dtype));
+  if (regrouped && !mlx_regroupable(params.bits, rows, cols)) {
+    fail("MLX affine weights: a [{}, {}] matrix of {}-bit codes cannot be regrouped 16 rows at a time", rows, cols,
+         params.bits);
+  }
+  const std::string suffix =
+      fmt::format("mlx{}{}_{}", params.bits, regrouped ? "x16" : "", dtype_lower_name(scale_dtype));
   gemv_ = resolve_kernel<MlxGemvArgs>(gpu, "gemv_" + suffix);
   row_to_f32_ = resolve_kernel<MlxRowToF32Args>(gpu, "row_to_f32_" + suffix);
   gemv_pair_ = try_resolve_kernel<MlxGemvPairArgs>(gpu, "gemv_pair_" + suffix);
@@ -74,7 +85,8 @@ MlxAffineWeights::MlxAffineWeights(GpuBackend& gpu, MlxAffineParams params, DTyp
 }
 
 std::string MlxAffineWeights::format_name() const {
-  return fmt::format("mlx{}-g{}-{}", params_.bits, params_.group_size, dtype_lower_name(scale_dtype_));
+  return fmt::format("mlx{}{}-g{}-{}", params_.bits, regrouped_ ? "x16" : "", params_.group_size,
+                     dtype_lower_name(scale_dtype_));
 }
 
 size_t MlxAffineWeights::weight_bytes() const {
@@ -149,6 +161,19 @@ std::unique_ptr<MlxAffineWeights> make_mlx_affine_weights(GpuBackend& gpu, MlxAf
   const size_t code_bytes = size_t{rows} * cols * params.bits / 8;
   const size_t scale_bytes = size_t{rows} * (cols / params.group_size) * dtype_size(scale_dtype);
   std::vector<DeviceBuffer> storage(3);
+  if (gpu.regroups_mlx_rows(params.bits, rows, cols) && mlx_regroupable(params.bits, rows, cols)) {
+    std::vector<std::byte> grouped(code_bytes + 2 * scale_bytes);
+    std::byte* out[3] = {grouped.data(), grouped.data() + code_bytes, grouped.data() + code_bytes + scale_bytes};
+    mlx_regroup_rows(params, dtype_size(scale_dtype), rows, cols, codes, scales, biases, out[0], out[1], out[2]);
+    const size_t bytes[3] = {code_bytes, scale_bytes, scale_bytes};
+    for (size_t i = 0; i < 3; ++i) {
+      storage[i] = DeviceBuffer(gpu, bytes[i]);
+      gpu.upload(storage[i].ptr(), out[i], bytes[i], stream);
+    }
+    gpu.synchronize(stream);  // before `grouped` goes
+    const MlxMatrixRef w{.codes = storage[0].ptr(), .scales = storage[1].ptr(), .biases = storage[2].ptr()};
+    return std::make_unique<MlxAffineWeights>(gpu, params, scale_dtype, rows, cols, w, std::move(storage), true);
+  }
   const MlxMatrixRef w{.codes = place_bytes(gpu, codes, code_bytes, storage[0], stream),
                        .scales = place_bytes(gpu, scales, scale_bytes, storage[1], stream),
                        .biases = place_bytes(gpu, biases, scale_bytes, storage[2], stream)};

@@ -13,9 +13,10 @@ namespace qwen35 {
 
 class MlxAffineWeights final : public QuantWeights {
  public:
-  // `w` is already on the device; `storage` (may be empty) keeps uploaded copies alive.
+  // `w` is already on the device, regrouped 16 rows at a time if `regrouped`
+  // (mlx_regroup_rows); `storage` (may be empty) keeps uploaded copies alive.
   MlxAffineWeights(GpuBackend& gpu, MlxAffineParams params, DType scale_dtype, uint32_t rows, uint32_t cols,
-                   MlxMatrixRef w, std::vector<DeviceBuffer> storage);
+                   MlxMatrixRef w, std::vector<DeviceBuffer> storage, bool regrouped = false);
 
   uint32_t out_features() const override { return rows_; }
   uint32_t in_features() const override { return cols_; }
@@ -36,6 +37,7 @@ class MlxAffineWeights final : public QuantWeights {
 
   MlxAffineParams params_;
   DType scale_dtype_;
+  bool regrouped_;
   uint32_t rows_, cols_;
   MlxMatrixRef w_;
   std::vector<DeviceBuffer> storage_;
@@ -46,7 +48,8 @@ class MlxAffineWeights final : public QuantWeights {
 };
 
 // Host arrays (codes [rows, cols * bits / 32], scales and biases [rows, cols / gs])
-// placed on the device as MlxAffineWeights.
+// placed on the device as MlxAffineWeights, regrouped first where the backend
+// keeps them so (GpuBackend::regroups_mlx_rows).
 std::unique_ptr<MlxAffineWeights> make_mlx_affine_weights(GpuBackend& gpu, MlxAffineParams params, DType scale_dtype,
                                                           uint32_t rows, uint32_t cols, const void* codes,
                                                           const void* scales, const void* biases, Stream stream);

@@ -17,10 +17,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-const uint32_t kBits[] = {4, 8};
-const uint32_t kGroupSizes[] = {32, 64, 128};
-const DType kScaleTypes[] = {DType::kF32, DType::kBF16, DType::kF16};
-
 TEST(MlxQuantizer, ErrorWithinHalfAStepPlusScaleRounding) {
   for (uint32_t bits : kBits) {
     for (uint32_t gs : kGroupSizes) {

@@ -14,30 +14,12 @@
 #include "cpu/simd.h"
 #include "formats/mlx_affine_weights.h"
 #include "gguf_test_util.h"
+#include "mlx_int8_util.h"
 #include "mlx_test_util.h"
 #include "support/band_passes.h"
 
 namespace qwen35::testing {
 namespace {
-
-constexpr uint32_t kBits[] = {4, 8};
-constexpr uint32_t kGroupSizes[] = {32, 64, 128};
-constexpr DType kScaleTypes[] = {DType::kF32, DType::kBF16, DType::kF16};
-
-simd::MlxRows rows_of(const QuantizedMatrix& m) {
-  return simd::MlxRows{.codes = m.codes.data(), .scales = m.scales.data(), .biases = m.biases.data(),
-                       .scale_type = weight_type(m.scale_dtype), .bits = m.params.bits, .cols = m.cols,
-                       .group_size = m.params.group_size};
-}
-
-struct Quantized {
-  std::vector<float> scratch;
-  cpu::MlxInt8Activations x;
-  Quantized(const std::vector<float>& v, uint32_t bits, uint32_t group_size)
-      : scratch(cpu::mlx_int8_activation_floats(v.size(), group_size)) {
-    x = cpu::quantize_mlx_activations(v.data(), v.size(), bits, group_size, scratch.data());
-  }
-};
 
 TEST(MlxInt8Activations, CodesInCodeOrderWithTheirBlockScales) {
   const uint32_t cols = 1024;
@@ -75,29 +57,6 @@ TEST(MlxInt8Activations, CodesInCodeOrderWithTheirBlockScales) {
   }
 }
 
-// Per row: the float64 dot with W dequantized by the specification, sum |w x|,
-// and sum |w| * (x's step / 2), the most that rounding x to 8 bits can move
-// the dot (the bias terms use the sums of x as quantized, so the whole of w
-// meets x rounded).
-struct Reference {
-  std::vector<double> y, magnitude, rounding;
-};
-
-Reference reference(const QuantizedMatrix& m, const std::vector<float>& x) {
-  std::vector<float> scratch(cpu::int8_activation_floats(m.cols));
-  const cpu::Int8Activations q = cpu::quantize_activations(x.data(), m.cols, scratch.data());
-  Reference ref{std::vector<double>(m.rows), std::vector<double>(m.rows), std::vector<double>(m.rows)};
-  for (uint32_t r = 0; r < m.rows; ++r) {
-    for (uint32_t c = 0; c < m.cols; ++c) {
-      const double w = m.dequantized[size_t{r} * m.cols + c];
-      ref.y[r] += w * x[c];
-      ref.magnitude[r] += std::fabs(w * x[c]);
-      ref.rounding[r] += std::fabs(w) * q.scale[c / 32] / 2;
-    }
-  }
-  return ref;
-}
-
 TEST(MlxInt8Activations, TwinWithinTheRoundingOfX) {
   for (uint32_t bits : kBits) {
     for (uint32_t gs : kGroupSizes) {
@@ -130,9 +89,6 @@ TEST(MlxInt8Activations, NonFiniteBlockGivesNaN) {
     EXPECT_TRUE(std::isnan(cpu::mlx_int8_row_dot(rows_of(m), 1, q.x))) << bad;
   }
 }
-
-// float32 sums of integer lane sums times float factors: relative to sum |w x|.
-constexpr double kKernelTolerance = 4e-6;
 
 class MlxInt8Rows : public ::testing::TestWithParam<int64_t> {
  protected:

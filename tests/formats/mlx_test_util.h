@@ -16,6 +16,11 @@
 
 namespace qwen35::testing {
 
+// What the tests cover: every code width, group size and scale type.
+inline constexpr uint32_t kBits[] = {4, 8};
+inline constexpr uint32_t kGroupSizes[] = {32, 64, 128};
+inline constexpr DType kScaleTypes[] = {DType::kF32, DType::kBF16, DType::kF16};
+
 inline const char* dtype_suffix(DType d) { return d == DType::kF32 ? "f32" : d == DType::kBF16 ? "bf16" : "f16"; }
 
 // The CPU kernels' name for a scale dtype.

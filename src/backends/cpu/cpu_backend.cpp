@@ -12,6 +12,7 @@
 #include "cpu/simd.h"
 #include "qwen35/error.h"
 #include "qwen35/gguf_quants.h"
+#include "qwen35/mlx_affine.h"
 
 namespace qwen35 {
 
@@ -70,7 +71,7 @@ std::string CpuBackend::device_description() const {
                                         forced_target_ ? " (forced)" : "");
   if (int8_activations_) {
     description += fmt::format(
-        ", int8 activations for GGUF and MLX weights (integer kernels {}; Q6_K and mlx4 rows in {} bands)",
+        ", int8 activations for GGUF and MLX weights (integer kernels {}; Q6_K and row-major mlx4 rows in {} bands)",
         gguf_cpu::int8_kernel_target(), cpu::heavy_int8_gemv_bands());
   }
   return description;
@@ -79,6 +80,10 @@ std::string CpuBackend::device_description() const {
 DType CpuBackend::weight_layout(DType dtype, uint32_t rows, uint32_t cols) const {
   const std::optional<DType> regrouped = gguf_regrouped_layout(dtype);
   return regroup_rows_ && regrouped && rows % 16 == 0 && cols % dtype_block_size(dtype) == 0 ? *regrouped : dtype;
+}
+
+bool CpuBackend::regroups_mlx_rows(uint32_t bits, uint32_t rows, uint32_t cols) const {
+  return regroup_rows_ && bits == 4 && mlx_regroupable(bits, rows, cols);
 }
 
 float* CpuBackend::launch_scratch(size_t count) {

@@ -72,14 +72,6 @@ struct Layout<GgufBlockQ8_0x16> {
   static constexpr float kOffset = kQ8_0Offset;
 };
 
-// x's four codes at q broadcast as one int32 to every lane.
-template <class DQ>
-HWY_INLINE hn::Vec<hn::Repartition<int8_t, DQ>> x_quad_at(DQ dq, const int8_t* q) {
-  int32_t four;
-  std::memcpy(&four, q, 4);
-  return hn::BitCast(hn::Repartition<int8_t, DQ>(), hn::Set(dq, four));
-}
-
 // acc plus the dot products of run v's codes at `codes` (lane r: row r's four
 // codes) with x's quads: Q4_0's low nibbles meet quad v, its high ones quad
 // 4 + v; Q8_0's bytes quad v.
@@ -124,7 +116,7 @@ HWY_INLINE void group_dots(const Grouped* const* g, const cpu::Int8Activations& 
   }
   for (size_t i = 0; i < blocks; ++i) {
     hn::Vec<hn::Repartition<int8_t, DQ>> quads[8];
-    for (size_t q = 0; q < 8; ++q) quads[q] = x_quad_at(dq, x.q + 32 * i + 4 * q);
+    for (size_t q = 0; q < 8; ++q) quads[q] = cpu::HWY_NAMESPACE::x_quad_at(dq, x.q + 32 * i + 4 * q);
     const auto x_scale = hn::Set(df, x.scale[i]);
     const auto code_sum = hn::Set(df, x.code_sums[2 * i] + x.code_sums[2 * i + 1]);
     for (size_t k = 0; k < G; ++k) {
@@ -255,8 +247,8 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
                 high = hn::Or(high, hn::And(hn::BitCast(d8, hn::ShiftLeft<3>(bits)), bit4));
               }
               const int8_t* quads = xq + 64 * c + 4 * v;
-              acc[k][0] = cpu::HWY_NAMESPACE::dot4(acc[k][0], low, x_quad_at(dq, quads));
-              acc[k][1] = cpu::HWY_NAMESPACE::dot4(acc[k][1], high, x_quad_at(dq, quads + 32));
+              acc[k][0] = cpu::HWY_NAMESPACE::dot4(acc[k][0], low, cpu::HWY_NAMESPACE::x_quad_at(dq, quads));
+              acc[k][1] = cpu::HWY_NAMESPACE::dot4(acc[k][1], high, cpu::HWY_NAMESPACE::x_quad_at(dq, quads + 32));
             }
           }
         }

@@ -3,8 +3,11 @@
 // bits with BackendOptions::int8_activations, then rows are split across the
 // thread pool as passes of bands (row_bands.h) and decoded by
 // simd::mlx_gemv_bands, cpu::mlx_int8_bands or, a row at a time,
-// cpu::mlx_int8_rows. Row dequantization (one embedding row per token) is the
-// scalar specification, so it is bit-identical to the reference.
+// cpu::mlx_int8_rows; 4-bit matrices regrouped 16 rows at a time
+// (CpuBackend::regroups_mlx_rows; kernels "gemv_mlx4x16_bf16", ...) always
+// with x in 8 bits, in groups of 16 rows, by cpu::mlx4_x16_groups. Row
+// dequantization (one embedding row per token) is the scalar specification,
+// so it is bit-identical to the reference.
 #include <algorithm>
 #include <optional>
 
@@ -12,6 +15,7 @@
 #include "cpu/cpu_math.h"
 #include "cpu/gemv_scheduler.h"
 #include "cpu/mlx_int8.h"
+#include "cpu/mlx_x16.h"
 #include "host/element_types.h"
 #include "qwen35/mlx_affine.h"
 
@@ -31,13 +35,14 @@ size_t prepared_floats(bool int8, uint32_t cols, uint32_t group_size) {
 }
 
 // x as the rows' kernels read it: in code order with its group sums (float
-// kernels), or in 8 bits (BackendOptions::int8_activations; cpu/mlx_int8.h),
-// in the launch scratch from `scratch` on.
+// kernels), or in 8 bits (BackendOptions::int8_activations, and always for
+// regrouped rows; cpu/mlx_int8.h), in the launch scratch from `scratch` on.
 class PreparedX {
  public:
-  PreparedX(bool int8, uint32_t bits, const float* x, uint32_t cols, uint32_t group_size, float* scratch)
-      : bits_(bits) {
-    if (int8) {
+  PreparedX(bool int8, bool regrouped, uint32_t bits, const float* x, uint32_t cols, uint32_t group_size,
+            float* scratch)
+      : bits_(bits), regrouped_(regrouped) {
+    if (int8 || regrouped) {
       int8_ = cpu::quantize_mlx_activations(x, cols, bits, group_size, scratch);
     } else {
       simd::mlx_prepare_x(bits, x, cols, group_size, scratch, scratch + cols);
@@ -45,6 +50,16 @@ class PreparedX {
       sums_ = scratch + cols;
     }
   }
+  // How a launch splits `rows` rows of `row_bytes` across threads: in rows,
+  // or for regrouped rows in groups of 16.
+  struct Walk {
+    size_t units, bands, unit_bytes;
+  };
+  Walk walk(size_t rows, size_t row_bytes) const {
+    if (regrouped_) return Walk{rows / kMlxGroupedRows, cpu::kMlxX16Bands, kMlxGroupedRows * row_bytes};
+    return Walk{rows, bands(row_bytes), row_bytes};
+  }
+
   // Bands per share (row_bands.h) for rows of `row_bytes`. Fewer bands than
   // these read DRAM as if the kernels' arithmetic and their reads took turns
   // (twenty-fifth session, Xeon host, alternating runs). The integer kernels
@@ -68,6 +83,7 @@ class PreparedX {
 
   // y[r] = base[r] (0 if null) + row r of w . x for the rows of passes p.
   void rows(const simd::MlxRows& w, const float* base, float* y, const cpu::RowPasses& p) const {
+    if (regrouped_) return cpu::mlx4_x16_groups(w, *int8_, base, y, p);
     if (!int8_) return simd::mlx_gemv_bands(w, coded_, sums_, base, y, p);
     if (p.bands > 1) return cpu::mlx_int8_bands(w, *int8_, base, y, p);
     cpu::mlx_int8_rows(w, *int8_, base, y, p.begin + p.first, p.begin + p.last);
@@ -75,87 +91,102 @@ class PreparedX {
 
  private:
   uint32_t bits_;
+  bool regrouped_;
   const float* coded_ = nullptr;
   const float* sums_ = nullptr;
   std::optional<cpu::MlxInt8Activations> int8_;
 };
 
-template <uint32_t Bits, typename E>
-void gemv(CpuBackend& cpu, const MlxGemvArgs& a) {
-  const bool int8 = cpu.int8_activations();
-  const PreparedX x(int8, Bits, host_ptr<const float>(a.x), a.cols, a.group_size,
-                    cpu.launch_scratch(prepared_floats(int8, a.cols, a.group_size)));
-  const simd::MlxRows w = rows_of<Bits, E>(a.w, a.cols, a.group_size);
-  float* y = host_ptr<float>(a.y);
-  const size_t row_bytes = size_t{a.cols} * Bits / 8, segments[] = {a.rows};
-  cpu::parallel_row_passes(cpu.pool(), segments, x.bands(row_bytes), row_bytes,
-                           [&](size_t, const cpu::RowPasses& p) { x.rows(w, nullptr, y, p); });
-}
-
-template <uint32_t Bits, typename E>
-void gemv_pair(CpuBackend& cpu, const MlxGemvPairArgs& a) {
-  const bool int8 = cpu.int8_activations();
-  const PreparedX x(int8, Bits, host_ptr<const float>(a.x), a.cols, a.group_size,
-                    cpu.launch_scratch(prepared_floats(int8, a.cols, a.group_size)));
-  const simd::MlxRows w0 = rows_of<Bits, E>(a.w0, a.cols, a.group_size);
-  const simd::MlxRows w1 = rows_of<Bits, E>(a.w1, a.cols, a.group_size);
-  float* y0 = host_ptr<float>(a.y0);
-  float* y1 = host_ptr<float>(a.y1);
-  // Both matrices split across all threads.
-  const size_t row_bytes = size_t{a.cols} * Bits / 8, segments[] = {a.rows0, a.rows1};
-  cpu::parallel_row_passes(cpu.pool(), segments, x.bands(row_bytes), row_bytes,
-                           [&](size_t segment, const cpu::RowPasses& p) {
-                             x.rows(segment == 0 ? w0 : w1, nullptr, segment == 0 ? y0 : y1, p);
-                           });
-}
-
-template <uint32_t Bits, typename E>
-void gemv_silu_gate(CpuBackend& cpu, const MlxGemvSiluGateArgs& a) {
-  const bool int8 = cpu.int8_activations();
-  float* act = cpu.launch_scratch(a.cols + prepared_floats(int8, a.cols, a.group_size));
-  simd::silu_mul(host_ptr<const float>(a.gate), host_ptr<const float>(a.up), act, a.cols);
-  const PreparedX x(int8, Bits, act, a.cols, a.group_size, act + a.cols);
-  const simd::MlxRows w = rows_of<Bits, E>(a.w, a.cols, a.group_size);
-  const float* residual = a.residual.is_null() ? nullptr : host_ptr<const float>(a.residual);
-  float* y = host_ptr<float>(a.y);
-  const size_t row_bytes = size_t{a.cols} * Bits / 8, segments[] = {a.rows};
-  cpu::parallel_row_passes(cpu.pool(), segments, x.bands(row_bytes), row_bytes,
-                           [&](size_t, const cpu::RowPasses& p) { x.rows(w, residual, y, p); });
-}
-
-template <uint32_t Bits, typename E>
-void row_to_f32(const MlxRowToF32Args& a) {
-  const size_t groups = a.cols / a.group_size;
-  const uint32_t* codes = host_ptr<const uint32_t>(a.w.codes) + size_t{a.row} * (a.cols * Bits / 32);
-  const auto* scales = host_ptr<const typename E::Storage>(a.w.scales) + size_t{a.row} * groups;
-  const auto* biases = host_ptr<const typename E::Storage>(a.w.biases) + size_t{a.row} * groups;
-  float* y = host_ptr<float>(a.y);
-  for (uint32_t c = 0; c < a.cols; ++c) {
-    const size_t group = c / a.group_size;
-    y[c] = mlx_dequantize(E::load(scales[group]), mlx_code(codes, c, Bits), E::load(biases[group]));
+// The kernels of one layout: Bits-bit codes with scales and biases of E,
+// row-major or (Regrouped) regrouped 16 rows at a time.
+template <uint32_t Bits, typename E, bool Regrouped>
+struct MlxKernels {
+  // x for a launch with `cols` columns, in `scratch` (prepared_floats(int8(cpu), ...)).
+  static PreparedX prepare(CpuBackend& cpu, const float* x, uint32_t cols, uint32_t group_size, float* scratch) {
+    return PreparedX(cpu.int8_activations(), Regrouped, Bits, x, cols, group_size, scratch);
   }
-}
+  static bool int8(const CpuBackend& cpu) { return Regrouped || cpu.int8_activations(); }
 
-template <uint32_t Bits, typename E>
+  static void gemv(CpuBackend& cpu, const MlxGemvArgs& a) {
+    const PreparedX x = prepare(cpu, host_ptr<const float>(a.x), a.cols, a.group_size,
+                                cpu.launch_scratch(prepared_floats(int8(cpu), a.cols, a.group_size)));
+    const simd::MlxRows w = rows_of<Bits, E>(a.w, a.cols, a.group_size);
+    float* y = host_ptr<float>(a.y);
+    const auto walk = x.walk(a.rows, size_t{a.cols} * Bits / 8);
+    const size_t segments[] = {walk.units};
+    cpu::parallel_row_passes(cpu.pool(), segments, walk.bands, walk.unit_bytes,
+                             [&](size_t, const cpu::RowPasses& p) { x.rows(w, nullptr, y, p); });
+  }
+
+  static void gemv_pair(CpuBackend& cpu, const MlxGemvPairArgs& a) {
+    const PreparedX x = prepare(cpu, host_ptr<const float>(a.x), a.cols, a.group_size,
+                                cpu.launch_scratch(prepared_floats(int8(cpu), a.cols, a.group_size)));
+    const simd::MlxRows w0 = rows_of<Bits, E>(a.w0, a.cols, a.group_size);
+    const simd::MlxRows w1 = rows_of<Bits, E>(a.w1, a.cols, a.group_size);
+    float* y0 = host_ptr<float>(a.y0);
+    float* y1 = host_ptr<float>(a.y1);
+    // Both matrices split across all threads.
+    const size_t row_bytes = size_t{a.cols} * Bits / 8;
+    const auto walk0 = x.walk(a.rows0, row_bytes), walk1 = x.walk(a.rows1, row_bytes);
+    const size_t segments[] = {walk0.units, walk1.units};
+    cpu::parallel_row_passes(cpu.pool(), segments, walk0.bands, walk0.unit_bytes,
+                             [&](size_t segment, const cpu::RowPasses& p) {
+                               x.rows(segment == 0 ? w0 : w1, nullptr, segment == 0 ? y0 : y1, p);
+                             });
+  }
+
+  static void gemv_silu_gate(CpuBackend& cpu, const MlxGemvSiluGateArgs& a) {
+    float* act = cpu.launch_scratch(a.cols + prepared_floats(int8(cpu), a.cols, a.group_size));
+    simd::silu_mul(host_ptr<const float>(a.gate), host_ptr<const float>(a.up), act, a.cols);
+    const PreparedX x = prepare(cpu, act, a.cols, a.group_size, act + a.cols);
+    const simd::MlxRows w = rows_of<Bits, E>(a.w, a.cols, a.group_size);
+    const float* residual = a.residual.is_null() ? nullptr : host_ptr<const float>(a.residual);
+    float* y = host_ptr<float>(a.y);
+    const auto walk = x.walk(a.rows, size_t{a.cols} * Bits / 8);
+    const size_t segments[] = {walk.units};
+    cpu::parallel_row_passes(cpu.pool(), segments, walk.bands, walk.unit_bytes,
+                             [&](size_t, const cpu::RowPasses& p) { x.rows(w, residual, y, p); });
+  }
+
+  static void row_to_f32(const MlxRowToF32Args& a) {
+    const size_t groups = a.cols / a.group_size, row_bytes = size_t{a.cols} * Bits / 8;
+    const auto* codes = host_ptr<const uint8_t>(a.w.codes);
+    const auto* scales = host_ptr<const typename E::Storage>(a.w.scales);
+    const auto* biases = host_ptr<const typename E::Storage>(a.w.biases);
+    float* y = host_ptr<float>(a.y);
+    for (uint32_t c = 0; c < a.cols; ++c) {
+      const size_t byte = size_t{c} * Bits / 8, group = c / a.group_size;
+      const size_t at = Regrouped ? mlx_regrouped_code_byte(row_bytes, a.row, byte) : a.row * row_bytes + byte;
+      const size_t g = Regrouped ? mlx_regrouped_group_index(groups, a.row, group) : a.row * groups + group;
+      const uint32_t code = Bits == 8 ? codes[at] : (codes[at] >> (4 * (c % 2))) & 0xFu;
+      y[c] = mlx_dequantize(E::load(scales[g]), code, E::load(biases[g]));
+    }
+  }
+
+  static void register_in(CpuBackend& cpu) {
+    const std::string s =
+        "mlx" + std::to_string(Bits) + (Regrouped ? "x16" : "") + "_" + std::string(E::kSuffix);
+    cpu.register_kernel<MlxGemvArgs>("gemv_" + s, [&cpu](const MlxGemvArgs& a) { gemv(cpu, a); });
+    cpu.register_kernel<MlxGemvPairArgs>("gemv_pair_" + s, [&cpu](const MlxGemvPairArgs& a) { gemv_pair(cpu, a); });
+    cpu.register_kernel<MlxGemvSiluGateArgs>("gemv_silu_gate_" + s,
+                                             [&cpu](const MlxGemvSiluGateArgs& a) { gemv_silu_gate(cpu, a); });
+    cpu.register_kernel<MlxRowToF32Args>("row_to_f32_" + s, row_to_f32);
+  }
+};
+
+template <typename E>
 void register_for(CpuBackend& cpu) {
-  const std::string s = "mlx" + std::to_string(Bits) + "_" + std::string(E::kSuffix);
-  cpu.register_kernel<MlxGemvArgs>("gemv_" + s, [&cpu](const MlxGemvArgs& a) { gemv<Bits, E>(cpu, a); });
-  cpu.register_kernel<MlxGemvPairArgs>("gemv_pair_" + s,
-                                       [&cpu](const MlxGemvPairArgs& a) { gemv_pair<Bits, E>(cpu, a); });
-  cpu.register_kernel<MlxGemvSiluGateArgs>("gemv_silu_gate_" + s,
-                                           [&cpu](const MlxGemvSiluGateArgs& a) { gemv_silu_gate<Bits, E>(cpu, a); });
-  cpu.register_kernel<MlxRowToF32Args>("row_to_f32_" + s, row_to_f32<Bits, E>);
+  MlxKernels<4, E, false>::register_in(cpu);
+  MlxKernels<8, E, false>::register_in(cpu);
+  MlxKernels<4, E, true>::register_in(cpu);
 }
 
 }  // namespace
 
 void register_cpu_mlx_kernels(CpuBackend& cpu) {
-  register_for<4, F32Element>(cpu);
-  register_for<4, BF16Element>(cpu);
-  register_for<4, F16Element>(cpu);
-  register_for<8, F32Element>(cpu);
-  register_for<8, BF16Element>(cpu);
-  register_for<8, F16Element>(cpu);
+  register_for<F32Element>(cpu);
+  register_for<BF16Element>(cpu);
+  register_for<F16Element>(cpu);
 }
 
 }  // namespace qwen35

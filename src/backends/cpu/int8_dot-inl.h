@@ -15,6 +15,9 @@
 #define QWEN35_CPU_INT8_DOT_INL_H_
 #endif
 
+#include <cstdint>
+#include <cstring>
+
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -73,6 +76,15 @@ HWY_INLINE VQ dot4(VQ acc, VB u, VS s) {
   acc = hn::Add(acc, hn::Mul(byte_of<2>(uq), byte_of<2>(sq)));
   return hn::Add(acc, hn::Mul(byte_of<3>(uq), byte_of<3>(sq)));
 #endif
+}
+
+// x's four codes at q broadcast as one int32 to every lane: the operand of
+// dot4 for kernels whose lanes hold different rows (the regrouped layouts).
+template <class DQ>
+HWY_INLINE hn::Vec<hn::Repartition<int8_t, DQ>> x_quad_at(DQ dq, const int8_t* q) {
+  int32_t four;
+  std::memcpy(&four, q, 4);
+  return hn::BitCast(hn::Repartition<int8_t, DQ>(), hn::Set(dq, four));
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR

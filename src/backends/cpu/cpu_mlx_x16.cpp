@@ -1,0 +1,183 @@
+// MLX 4-bit rows regrouped 16 at a time (qwen35/mlx_affine.h) against x in 8
+// bits (cpu/mlx_int8.h). Each int32 lane of a vector holds one row's four code
+// bytes, so the dot products of 16 rows accumulate side by side with x's four
+// codes broadcast to every lane, as the regrouped GGUF kernels do
+// (cpu_gguf_x16.cpp): per unit of 64 columns and 16 rows, eight runs of 64
+// bytes, each two dot-product instructions on AVX-512 (low nibbles against
+// x's even elements, high ones against its odd ones), then per block of x
+// one conversion and one multiply-add for all 16 rows, and per group one
+// multiply-add by the 16 rows' scales. The row-major kernels
+// (cpu_mlx_int8.cpp) add each block's lanes across a vector and convert and
+// scale each row's sums on their own.
+#ifndef HWY_WANT_AVX3_DL
+#define HWY_WANT_AVX3_DL 1  // Ice Lake and later: the VNNI instructions
+#endif
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "cpu/cpu_mlx_x16.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+#include "cpu/float_loads-inl.h"
+#include "cpu/int8_dot-inl.h"
+#include "cpu/mlx_scales-inl.h"
+
+#include <cstring>
+#include <vector>
+
+#include "cpu/mlx_x16.h"
+#include "qwen35/mlx_affine.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace qwen35::cpu::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET != HWY_SCALAR
+
+// On VNNI (no int16 step to saturate) the high nibbles stay in place, 16
+// times their codes, and x's block scale for them is divided by 16 (exactly:
+// a power of two), which saves a shift per 64 code bytes.
+constexpr bool kHighInPlace = HWY_TARGET == HWY_AVX3_DL;
+
+// out[16 k + r] = row r of group k (< G) . x, for groups whose code bytes
+// start at codes[k] and whose scales and biases (of type T) at scales[k] and
+// biases[k].
+template <typename T, size_t G>
+HWY_INLINE void group_dots(const uint8_t* const* codes, const T* const* scales, const T* const* biases,
+                           const MlxInt8Activations& x, size_t cols, size_t group_size, float* out) {
+  using DQ = hn::CappedTag<int32_t, 16>;
+  const DQ dq;
+  const hn::Repartition<uint8_t, DQ> d8;
+  const hn::Repartition<float, DQ> df;
+  const size_t n = hn::Lanes(dq);
+  constexpr size_t kParts = 16 / hn::MaxLanes(DQ());
+  constexpr size_t kUnitBytes = kMlxGroupedRows * kMlxUnitBytes;
+  const size_t units = cols / 64, groups = cols / group_size;
+  const int8_t* even = x.codes;
+  const int8_t* odd = x.codes + cols / 2;
+  const auto low4 = hn::Set(d8, uint8_t{0x0F});
+  hn::Vec<decltype(df)> total[G][kParts];
+  for (size_t k = 0; k < G; ++k) {
+    for (size_t p = 0; p < kParts; ++p) total[k][p] = hn::Zero(df);
+  }
+  for (size_t u = 0; u < units; ++u) {
+    // x's blocks 2 u and 2 u + 1: a row's code bytes [16 b, 16 b + 16) meet block b.
+    const float x_scale[2] = {x.lane_scales[8 * u], x.lane_scales[8 * u + 4]};
+    const float high = kHighInPlace ? 0.0625f : 1.0f;
+    for (size_t p = 0; p < kParts; ++p) {
+      hn::Vec<DQ> acc[G][4];  // per group: block 0's low and high nibbles, block 1's
+      for (size_t k = 0; k < G; ++k) acc[k][0] = acc[k][1] = acc[k][2] = acc[k][3] = hn::Zero(dq);
+      HWY_UNROLL(8)
+      for (size_t v = 0; v < 8; ++v) {
+        const auto x_even = x_quad_at(dq, even + 32 * u + 4 * v), x_odd = x_quad_at(dq, odd + 32 * u + 4 * v);
+        const size_t a = v / 4 * 2;
+        for (size_t k = 0; k < G; ++k) {
+          const uint8_t* run = codes[k] + kUnitBytes * u + 64 * v;
+          if (p == 0) prefetch_past(run, kMlxCodePrefetchBytes);
+          const auto bytes = hn::LoadU(d8, run + 4 * n * p);
+          const auto high_nibbles = kHighInPlace ? hn::AndNot(low4, bytes) : hn::ShiftRight<4>(bytes);
+          acc[k][a] = dot4(acc[k][a], hn::And(bytes, low4), x_even);
+          acc[k][a + 1] = dot4(acc[k][a + 1], high_nibbles, x_odd);
+        }
+      }
+      for (size_t k = 0; k < G; ++k) {
+        hn::Vec<decltype(df)> block[2];
+        for (size_t b = 0; b < 2; ++b) {
+          block[b] = hn::MulAdd(hn::ConvertTo(df, acc[k][2 * b + 1]), hn::Set(df, x_scale[b] * high),
+                                hn::Mul(hn::ConvertTo(df, acc[k][2 * b]), hn::Set(df, x_scale[b])));
+        }
+        const T* s = scales[k] + n * p;
+        if (group_size == 32) {  // a group per block
+          total[k][p] = hn::MulAdd(block[0], load_f32(df, s + kMlxGroupedRows * (2 * u)), total[k][p]);
+          total[k][p] = hn::MulAdd(block[1], load_f32(df, s + kMlxGroupedRows * (2 * u + 1)), total[k][p]);
+        } else {
+          const size_t g = 64 * u / group_size;
+          total[k][p] = hn::MulAdd(hn::Add(block[0], block[1]), load_f32(df, s + kMlxGroupedRows * g), total[k][p]);
+        }
+      }
+    }
+  }
+  // The bias terms: each group's biases times the sum of x over it as quantized.
+  for (size_t k = 0; k < G; ++k) {
+    for (size_t p = 0; p < kParts; ++p) {
+      auto bias = hn::Zero(df);
+      for (size_t g = 0; g < groups; ++g) {
+        bias = hn::MulAdd(load_f32(df, biases[k] + kMlxGroupedRows * g + n * p), hn::Set(df, x.group_sums[g]), bias);
+      }
+      hn::StoreU(hn::Add(total[k][p], bias), df, out + 16 * k + n * p);
+    }
+  }
+}
+
+template <typename T>
+void groups_t(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+              const RowPasses& p) {
+  const size_t group_bytes = kMlxGroupedRows * w.cols / 2, group_scales = kMlxGroupedRows * (w.cols / w.group_size);
+  const auto* codes = reinterpret_cast<const uint8_t*>(w.codes);
+  const auto* scales = static_cast<const T*>(w.scales);
+  const auto* biases = static_cast<const T*>(w.biases);
+  for_row_bands<kMlxX16Bands, kMlxGroupedRows>(p, base, y, [&](auto groups_n, size_t first, size_t stride, float* out) {
+    constexpr size_t G = decltype(groups_n)::value;
+    const uint8_t* c[G];
+    const T* s[G];
+    const T* b[G];
+    for (size_t k = 0; k < G; ++k) {
+      const size_t group = first + k * stride;
+      c[k] = codes + group * group_bytes;
+      s[k] = scales + group * group_scales;
+      b[k] = biases + group * group_scales;
+    }
+    group_dots<T, G>(c, s, b, x, w.cols, w.group_size, out);
+  });
+}
+
+void Mlx4X16Groups(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+                   const RowPasses& p) {
+  with_mlx_scale_type(w.scale_type, [&](auto scale) { groups_t<decltype(scale)>(w, x, base, y, p); });
+}
+
+#else  // HWY_TARGET == HWY_SCALAR: the scalar twin, each row gathered back into its arrays.
+
+void Mlx4X16Groups(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+                   const RowPasses& p) {
+  const size_t row_bytes = w.cols / 2, groups = w.cols / w.group_size;
+  const size_t scale_bytes = w.scale_type == simd::WeightType::kF32 ? 4 : 2;
+  std::vector<uint32_t> codes(row_bytes / 4);
+  std::vector<std::byte> scales(groups * scale_bytes), biases(groups * scale_bytes);
+  const auto* grouped_codes = reinterpret_cast<const std::byte*>(w.codes);
+  for_each_row(p, [&](size_t g) {
+    for (size_t lane = 0; lane < kMlxGroupedRows; ++lane) {
+      const size_t r = kMlxGroupedRows * g + lane;
+      for (size_t byte = 0; byte < row_bytes; byte += 4) {
+        std::memcpy(reinterpret_cast<std::byte*>(codes.data()) + byte,
+                    grouped_codes + mlx_regrouped_code_byte(row_bytes, static_cast<uint32_t>(r), byte), 4);
+      }
+      for (size_t i = 0; i < groups; ++i) {
+        const size_t at = mlx_regrouped_group_index(groups, static_cast<uint32_t>(r), i) * scale_bytes;
+        std::memcpy(scales.data() + i * scale_bytes, static_cast<const std::byte*>(w.scales) + at, scale_bytes);
+        std::memcpy(biases.data() + i * scale_bytes, static_cast<const std::byte*>(w.biases) + at, scale_bytes);
+      }
+      simd::MlxRows row = w;
+      row.codes = codes.data();
+      row.scales = scales.data();
+      row.biases = biases.data();
+      y[r] = (base ? base[r] : 0.0f) + static_cast<float>(mlx_int8_row_dot(row, 0, x));
+    }
+  });
+}
+
+#endif  // HWY_TARGET != HWY_SCALAR
+
+}  // namespace qwen35::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace qwen35::cpu {
+
+HWY_EXPORT(Mlx4X16Groups);
+
+void mlx4_x16_groups(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+                     const RowPasses& p) {
+  HWY_DYNAMIC_DISPATCH(Mlx4X16Groups)(w, x, base, y, p);
+}
+
+}  // namespace qwen35::cpu
+#endif  // HWY_ONCE

@@ -1,0 +1,25 @@
+// The CPU's gemv of MLX 4-bit rows regrouped 16 at a time (mlx_regroup_rows in
+// qwen35/mlx_affine.h; cpu/cpu_mlx_x16.cpp) against x in 8 bits.
+#pragma once
+
+#include <cstddef>
+
+#include "cpu/mlx_int8.h"
+#include "cpu/row_bands.h"
+
+namespace qwen35::cpu {
+
+// Bands (read streams side by side, row_bands.h) in which a thread walks its
+// groups of 16 rows. On the Zen 5 host, 3584 x 1024 from DRAM read fastest in
+// four (41.5 GB/s against 38-39 in two, 30-33 in one; from the caches 87-103
+// in any), but mlx4 int8 decode ran faster in two (alternating, three rounds:
+// 108.6, 106.5, 123.8 tok/s against 102.5, 107.9, 103.4).
+inline constexpr size_t kMlxX16Bands = 2;
+
+// y[r] = base[r] (0 if null) + row r . x for the rows of the groups of passes
+// p (each group of 16 rows a row there, kMlxX16Bands bands) of w, whose codes,
+// scales and biases are regrouped (w.bits 4), by the target chosen at run time.
+void mlx4_x16_groups(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+                     const RowPasses& p);
+
+}  // namespace qwen35::cpu

@@ -1,0 +1,203 @@
+// MLX rows regrouped 16 at a time (qwen35/mlx_affine.h): the layout against
+// its definition, the CPU's choice of it, row dequantization from it, and its
+// integer gemvs on every SIMD target against the scalar twin of the rows as
+// they came (cpu::mlx_int8_row_dot).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "cpu/simd.h"
+#include "formats/mlx_affine_weights.h"
+#include "gguf_test_util.h"
+#include "mlx_int8_util.h"
+#include "mlx_test_util.h"
+
+namespace qwen35::testing {
+namespace {
+
+struct Regrouped {
+  std::vector<std::byte> codes, scales, biases;
+};
+
+Regrouped regroup(const QuantizedMatrix& m) {
+  Regrouped g{std::vector<std::byte>(m.codes.size() * 4), std::vector<std::byte>(m.scales.size()),
+              std::vector<std::byte>(m.biases.size())};
+  mlx_regroup_rows(m.params, dtype_size(m.scale_dtype), m.rows, m.cols, m.codes.data(), m.scales.data(),
+                   m.biases.data(), g.codes.data(), g.scales.data(), g.biases.data());
+  return g;
+}
+
+TEST(MlxRegroup, RegroupableShapes) {
+  EXPECT_TRUE(mlx_regroupable(4, 16, 64));
+  EXPECT_TRUE(mlx_regroupable(4, 48, 1024));
+  EXPECT_TRUE(mlx_regroupable(8, 16, 32));
+  EXPECT_FALSE(mlx_regroupable(4, 15, 64));  // not whole groups of rows
+  EXPECT_FALSE(mlx_regroupable(4, 16, 32));  // 16 code bytes: not a whole unit
+  EXPECT_FALSE(mlx_regroupable(8, 32, 48));
+}
+
+// Spelled out from the layout's description, not through the index functions
+// the conversion uses; and those functions then find every byte where it went.
+TEST(MlxRegroup, LanesHoldTheRowsCodeBytes) {
+  for (uint32_t bits : kBits) {
+    for (uint32_t gs : kGroupSizes) {
+      for (DType dtype : {DType::kF32, DType::kBF16}) {
+        SCOPED_TRACE(::testing::Message() << bits << " bits, group " << gs << ", " << dtype_suffix(dtype));
+        const QuantizedMatrix m = quantize_random(48, 256, {bits, gs}, dtype, bits + gs);
+        const Regrouped g = regroup(m);
+        const auto* in = reinterpret_cast<const std::byte*>(m.codes.data());
+        const size_t row_bytes = m.cols * bits / 8, units = row_bytes / 32, groups = m.cols / gs;
+        const size_t es = dtype_size(dtype);
+        for (size_t group = 0; group < m.rows / 16; ++group) {
+          for (size_t u = 0; u < units; ++u) {
+            for (size_t v = 0; v < 8; ++v) {
+              for (size_t r = 0; r < 16; ++r) {
+                const std::byte* lane = g.codes.data() + group * 16 * row_bytes + 512 * u + 64 * v + 4 * r;
+                ASSERT_EQ(0, std::memcmp(lane, in + (16 * group + r) * row_bytes + 32 * u + 4 * v, 4))
+                    << "rows " << 16 * group << "+" << r << ", unit " << u << ", run " << v;
+              }
+            }
+          }
+          for (size_t i = 0; i < groups; ++i) {
+            for (size_t r = 0; r < 16; ++r) {
+              const size_t at = ((group * groups + i) * 16 + r) * es, from = ((16 * group + r) * groups + i) * es;
+              ASSERT_EQ(0, std::memcmp(g.scales.data() + at, m.scales.data() + from, es)) << "group " << i;
+              ASSERT_EQ(0, std::memcmp(g.biases.data() + at, m.biases.data() + from, es)) << "group " << i;
+            }
+          }
+        }
+        for (uint32_t r = 0; r < m.rows; ++r) {
+          for (size_t byte = 0; byte < row_bytes; ++byte) {
+            ASSERT_EQ(g.codes[mlx_regrouped_code_byte(row_bytes, r, byte)], in[r * row_bytes + byte]);
+          }
+          for (size_t i = 0; i < groups; ++i) {
+            ASSERT_EQ(0, std::memcmp(g.scales.data() + mlx_regrouped_group_index(groups, r, i) * es,
+                                     m.scales.data() + (r * groups + i) * es, es));
+          }
+        }
+      }
+    }
+  }
+}
+
+std::unique_ptr<MlxAffineWeights> place(GpuBackend& gpu, const QuantizedMatrix& m) {
+  return make_mlx_affine_weights(gpu, m.params, m.scale_dtype, m.rows, m.cols, m.codes.data(), m.scales.data(),
+                                 m.biases.data(), gpu.default_stream());
+}
+
+bool is_regrouped(const MlxAffineWeights& w) { return w.format_name().find("x16") != std::string::npos; }
+
+// The CPU regroups 4-bit matrices of whole groups of 16 rows when x is in 8
+// bits, and nothing else.
+TEST(MlxRegroup, CpuRegroupsFourBitRowsForInt8Activations) {
+  const BackendOptions int8{.threads = 2, .int8_activations = true};
+  const BackendOptions float_x{.threads = 2}, unregrouped{.threads = 2, .int8_activations = true, .regroup_rows = false};
+  const QuantizedMatrix four = quantize_random(32, 128, {4, 64}, DType::kBF16, 1);
+  const QuantizedMatrix odd_rows = quantize_random(33, 128, {4, 64}, DType::kBF16, 2);
+  const QuantizedMatrix eight = quantize_random(32, 128, {8, 64}, DType::kBF16, 3);
+  std::unique_ptr<GpuBackend> cpu = create_backend("cpu", int8);
+  EXPECT_EQ(place(*cpu, four)->format_name(), "mlx4x16-g64-bf16");
+  EXPECT_FALSE(is_regrouped(*place(*cpu, odd_rows)));
+  EXPECT_FALSE(is_regrouped(*place(*cpu, eight)));
+  for (const BackendOptions& options : {float_x, unregrouped}) {
+    std::unique_ptr<GpuBackend> other = create_backend("cpu", options);
+    EXPECT_EQ(place(*other, four)->format_name(), "mlx4-g64-bf16");
+  }
+  EXPECT_FALSE(is_regrouped(*place(*create_backend("reference"), four)));
+}
+
+void check_gemvs(GpuBackend& gpu);
+
+// On the target the backend chooses: where the CPU has AVX-512 VNNI, its
+// kernels, which no forced target runs.
+TEST(MlxRegroup, GemvsMatchTheTwinOnTheChosenTarget) {
+  check_gemvs(*create_backend("cpu", BackendOptions{.threads = 2, .int8_activations = true}));
+}
+
+class MlxX16Cpu : public ::testing::TestWithParam<int64_t> {
+ protected:
+  void SetUp() override {
+    simd::force_target(GetParam());
+    gpu_ = create_backend("cpu", BackendOptions{.threads = 2, .int8_activations = true});
+  }
+  void TearDown() override { simd::force_target(0); }
+  std::unique_ptr<GpuBackend> gpu_;
+};
+
+// Each row read back from the regrouped arrays is the specification's, to the bit.
+TEST_P(MlxX16Cpu, RowDequantizationIsBitExact) {
+  for (uint32_t gs : kGroupSizes) {
+    for (DType dtype : kScaleTypes) {
+      SCOPED_TRACE(::testing::Message() << "group " << gs << ", " << dtype_suffix(dtype));
+      const QuantizedMatrix m = quantize_random(32, 256, {4, gs}, dtype, gs);
+      const auto w = place(*gpu_, m);
+      ASSERT_TRUE(is_regrouped(*w));
+      Device d{*gpu_, {}};
+      const DevicePtr y = d.put(std::vector<float>(m.cols, NAN));
+      for (uint32_t r = 0; r < m.rows; ++r) {
+        w->dequantize_row(*gpu_, r, y, gpu_->default_stream());
+        const std::vector<float> row = d.get(y, m.cols);
+        ASSERT_EQ(0, std::memcmp(row.data(), m.dequantized.data() + size_t{r} * m.cols, m.cols * 4)) << "row " << r;
+      }
+    }
+  }
+}
+
+// Plain, gate/up pair, SwiGLU-down with residual, each against the twin of
+// the rows as they came: from one group of 16 rows (a pass of one band) to
+// many (passes of two bands and groups left over, split across threads);
+// rows of one unit (64 columns) and of several; every group size and scale type.
+void check_gemvs(GpuBackend& gpu) {
+  const Stream s = gpu.default_stream();
+  for (uint32_t gs : kGroupSizes) {
+    for (DType dtype : kScaleTypes) {
+      for (uint32_t rows : {16u, 48u, 80u, 256u}) {
+        for (uint32_t cols : {64u, 192u, 1024u}) {
+          if (cols % gs != 0) continue;
+          SCOPED_TRACE(::testing::Message() << "group " << gs << ", " << dtype_suffix(dtype) << ", rows " << rows
+                                            << ", cols " << cols);
+          const QuantizedMatrix m0 = quantize_random(rows, cols, {4, gs}, dtype, rows + cols + gs);
+          const QuantizedMatrix m1 = quantize_random(rows + 16, cols, {4, gs}, dtype, rows + cols + gs + 1);
+          const auto w0 = place(gpu, m0), w1 = place(gpu, m1);
+          ASSERT_TRUE(is_regrouped(*w0) && is_regrouped(*w1));
+          const std::vector<float> x = varied_floats(cols, 3);
+          const std::vector<float> up = random_floats(cols, 4, -2, 2);
+          const std::vector<float> residual = random_floats(rows, 5);
+          Device d{gpu, {}};
+          const DevicePtr dx = d.put(x), dup = d.put(up), dres = d.put(residual);
+          const DevicePtr y0 = d.put(std::vector<float>(rows, NAN)), y1 = d.put(std::vector<float>(rows + 16, NAN));
+          const auto expect_twin = [&](const std::vector<float>& got, const QuantizedMatrix& m,
+                                       const std::vector<float>& input, const std::vector<float>* base,
+                                       const char* what) {
+            const Quantized q(input, 4, gs);
+            const Reference ref = reference(m, input);
+            for (uint32_t r = 0; r < m.rows; ++r) {
+              const double want = (base ? (*base)[r] : 0.0) + cpu::mlx_int8_row_dot(rows_of(m), r, q.x);
+              ASSERT_NEAR(got[r], want, kKernelTolerance * (ref.magnitude[r] + 1)) << what << " row " << r;
+            }
+          };
+          w0->gemv(gpu, dx, y0, s);
+          expect_twin(d.get(y0, rows), m0, x, nullptr, "gemv");
+          w0->gemv_gate_up_with(*w1, gpu, dx, y0, y1, s);
+          expect_twin(d.get(y0, rows), m0, x, nullptr, "pair first");
+          expect_twin(d.get(y1, rows + 16), m1, x, nullptr, "pair second");
+          // The activation as the backend computes it, so both quantize the same floats.
+          std::vector<float> act(cols);
+          simd::silu_mul(x.data(), up.data(), act.data(), cols);
+          w0->gemv_silu_gate_resid(gpu, dx, dup, dres, y0, s);
+          expect_twin(d.get(y0, rows), m0, act, &residual, "silu gate + residual");
+        }
+      }
+    }
+  }
+}
+
+TEST_P(MlxX16Cpu, GemvsMatchTheTwin) { check_gemvs(*gpu_); }
+
+INSTANTIATE_TEST_SUITE_P(EveryTarget, MlxX16Cpu, ::testing::ValuesIn(simd::available_targets()),
+                         [](const ::testing::TestParamInfo<int64_t>& info) { return simd::target_name(info.param); });
+
+}  // namespace
+}  // namespace qwen35::testing
