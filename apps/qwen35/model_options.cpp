@@ -31,7 +31,7 @@ void ModelOptions::add_to(CLI::App& command, const std::string& seed_help) {
                    "CPU with GGUF or MLX weights: quantize activations to 8 bits per 32 for integer dot products "
                    "(faster on 4- to 8-bit weights; not float32-exact)");
   command.add_flag("!--no-regroup", regroup_rows,
-                   "CPU with --int8-activations: keep Q4_0, Q8_0, Q4_K, Q5_K and MLX 4-bit matrices row by row rather than "
+                   "CPU with --int8-activations: keep Q4_0, Q8_0, Q4_K, Q5_K and MLX matrices row by row rather than "
                    "regrouped 16 rows at a time (slower; for comparisons)");
   command.add_option("--kv-dtype", kv_dtype, "KV cache dtype: " + kv_dtype_names())->capture_default_str();
   command.add_option("-c,--ctx", context, "context length (KV cache capacity in tokens)")->capture_default_str();

@@ -107,8 +107,8 @@ BENCHMARK(BM_LaunchOverhead)->ArgNames({"rows"})->Arg(8)->Arg(16)->Arg(1024)->Us
 
 // MLX affine matrices with bf16 scales and biases, group 64. Args: rows, cols,
 // bits (4 or 8), cached, int8 (x quantized to 8 bits, integer dot products),
-// x16 (4 bits with int8: the layout regrouped 16 rows at a time, as the CPU
-// keeps such matrices, qwen35/mlx_affine.h); cached as in BM_Gemv. Bytes:
+// x16 (with int8: the layout regrouped 16 rows at a time, as the CPU keeps
+// such matrices, qwen35/mlx_affine.h); cached as in BM_Gemv. Bytes:
 // codes, scales and biases.
 void BM_MlxGemv(benchmark::State& state) {
   const auto rows = static_cast<uint32_t>(state.range(0)), cols = static_cast<uint32_t>(state.range(1));
@@ -139,7 +139,7 @@ void BM_MlxGemv(benchmark::State& state) {
 BENCHMARK(BM_MlxGemv)
     ->ArgNames({"rows", "cols", "bits", "cached", "int8", "x16"})
     ->ArgsProduct({{3584}, {1024}, {4, 8}, {0, 1}, {0, 1}, {0}})
-    ->ArgsProduct({{3584}, {1024}, {4}, {0, 1}, {1}, {1}})
+    ->ArgsProduct({{3584}, {1024}, {4, 8}, {0, 1}, {1}, {1}})
     ->UseRealTime();
 
 // Decode attention of the 0.8B shape (8 query heads, 2 KV heads of 256) over

@@ -222,7 +222,7 @@ struct BackendOptions {
   bool int8_activations = false;
   // CPU backend, with int8_activations: Q4_0, Q8_0, Q4_K and Q5_K matrices whose rows
   // are a multiple of 16 are regrouped at load (DType::kQ4_0x16, kQ8_0x16, ...) for
-  // integer gemvs that serve 16 rows per instruction, and so are MLX 4-bit ones
+  // integer gemvs that serve 16 rows per instruction, and so are MLX ones
   // (GpuBackend::regroups_mlx_rows). Off only to compare.
   bool regroup_rows = true;
   // CPU backend: run the SIMD kernels of this target ("AVX2", "NEON", "SCALAR",

@@ -74,12 +74,12 @@ inline float mlx_dequantize(float scale, uint32_t code, float bias) {
   return std::fma(scale, static_cast<float>(code), bias);
 }
 
-// The rows regrouped 16 at a time, the layout the CPU keeps 4-bit matrices in
-// for x in 8 bits (GpuBackend::regroups_mlx_rows; kernels "gemv_mlx4x16_bf16",
-// ...): the same bytes in another order, so that each int32 lane of a 64-byte
+// The rows regrouped 16 at a time, the layout the CPU keeps matrices in for
+// x in 8 bits (GpuBackend::regroups_mlx_rows; kernels "gemv_mlx4x16_bf16",
+// "gemv_mlx8x16_bf16", ...): the same bytes in another order, so that each int32 lane of a 64-byte
 // vector holds four code bytes of one of 16 rows and the rows' dot products
 // accumulate side by side. For each 16 rows and each 32 code bytes of a row
-// (a "unit": 64 columns of 4 bits), 512 bytes of codes in runs of 64: bytes
+// (a "unit": 64 columns of 4 bits, 32 of 8), 512 bytes of codes in runs of 64: bytes
 // [4 r, 4 r + 4) of run v are row r's code bytes [4 v, 4 v + 4) of the unit.
 // Scales and biases: for each 16 rows and each group, the 16 rows' side by
 // side.

@@ -89,21 +89,23 @@ std::unique_ptr<MlxAffineWeights> place(GpuBackend& gpu, const QuantizedMatrix& 
 
 bool is_regrouped(const MlxAffineWeights& w) { return w.format_name().find("x16") != std::string::npos; }
 
-// The CPU regroups 4-bit matrices of whole groups of 16 rows when x is in 8
-// bits, and nothing else.
-TEST(MlxRegroup, CpuRegroupsFourBitRowsForInt8Activations) {
+// The CPU regroups matrices of whole groups of 16 rows when x is in 8 bits,
+// and nothing else.
+TEST(MlxRegroup, CpuRegroupsRowsForInt8Activations) {
   const BackendOptions int8{.threads = 2, .int8_activations = true};
-  const BackendOptions float_x{.threads = 2}, unregrouped{.threads = 2, .int8_activations = true, .regroup_rows = false};
+  const BackendOptions float_x{.threads = 2};
+  const BackendOptions unregrouped{.threads = 2, .int8_activations = true, .regroup_rows = false};
   const QuantizedMatrix four = quantize_random(32, 128, {4, 64}, DType::kBF16, 1);
   const QuantizedMatrix odd_rows = quantize_random(33, 128, {4, 64}, DType::kBF16, 2);
   const QuantizedMatrix eight = quantize_random(32, 128, {8, 64}, DType::kBF16, 3);
   std::unique_ptr<GpuBackend> cpu = create_backend("cpu", int8);
   EXPECT_EQ(place(*cpu, four)->format_name(), "mlx4x16-g64-bf16");
   EXPECT_FALSE(is_regrouped(*place(*cpu, odd_rows)));
-  EXPECT_FALSE(is_regrouped(*place(*cpu, eight)));
+  EXPECT_EQ(place(*cpu, eight)->format_name(), "mlx8x16-g64-bf16");
   for (const BackendOptions& options : {float_x, unregrouped}) {
     std::unique_ptr<GpuBackend> other = create_backend("cpu", options);
     EXPECT_EQ(place(*other, four)->format_name(), "mlx4-g64-bf16");
+    EXPECT_EQ(place(*other, eight)->format_name(), "mlx8-g64-bf16");
   }
   EXPECT_FALSE(is_regrouped(*place(*create_backend("reference"), four)));
 }
@@ -128,18 +130,20 @@ class MlxX16Cpu : public ::testing::TestWithParam<int64_t> {
 
 // Each row read back from the regrouped arrays is the specification's, to the bit.
 TEST_P(MlxX16Cpu, RowDequantizationIsBitExact) {
-  for (uint32_t gs : kGroupSizes) {
-    for (DType dtype : kScaleTypes) {
-      SCOPED_TRACE(::testing::Message() << "group " << gs << ", " << dtype_suffix(dtype));
-      const QuantizedMatrix m = quantize_random(32, 256, {4, gs}, dtype, gs);
-      const auto w = place(*gpu_, m);
-      ASSERT_TRUE(is_regrouped(*w));
-      Device d{*gpu_, {}};
-      const DevicePtr y = d.put(std::vector<float>(m.cols, NAN));
-      for (uint32_t r = 0; r < m.rows; ++r) {
-        w->dequantize_row(*gpu_, r, y, gpu_->default_stream());
-        const std::vector<float> row = d.get(y, m.cols);
-        ASSERT_EQ(0, std::memcmp(row.data(), m.dequantized.data() + size_t{r} * m.cols, m.cols * 4)) << "row " << r;
+  for (uint32_t bits : kBits) {
+    for (uint32_t gs : kGroupSizes) {
+      for (DType dtype : kScaleTypes) {
+        SCOPED_TRACE(::testing::Message() << bits << " bits, group " << gs << ", " << dtype_suffix(dtype));
+        const QuantizedMatrix m = quantize_random(32, 256, {bits, gs}, dtype, gs + bits);
+        const auto w = place(*gpu_, m);
+        ASSERT_TRUE(is_regrouped(*w));
+        Device d{*gpu_, {}};
+        const DevicePtr y = d.put(std::vector<float>(m.cols, NAN));
+        for (uint32_t r = 0; r < m.rows; ++r) {
+          w->dequantize_row(*gpu_, r, y, gpu_->default_stream());
+          const std::vector<float> row = d.get(y, m.cols);
+          ASSERT_EQ(0, std::memcmp(row.data(), m.dequantized.data() + size_t{r} * m.cols, m.cols * 4)) << "row " << r;
+        }
       }
     }
   }
@@ -151,43 +155,45 @@ TEST_P(MlxX16Cpu, RowDequantizationIsBitExact) {
 // rows of one unit (64 columns) and of several; every group size and scale type.
 void check_gemvs(GpuBackend& gpu) {
   const Stream s = gpu.default_stream();
-  for (uint32_t gs : kGroupSizes) {
-    for (DType dtype : kScaleTypes) {
-      for (uint32_t rows : {16u, 48u, 80u, 256u}) {
-        for (uint32_t cols : {64u, 192u, 1024u}) {
-          if (cols % gs != 0) continue;
-          SCOPED_TRACE(::testing::Message() << "group " << gs << ", " << dtype_suffix(dtype) << ", rows " << rows
-                                            << ", cols " << cols);
-          const QuantizedMatrix m0 = quantize_random(rows, cols, {4, gs}, dtype, rows + cols + gs);
-          const QuantizedMatrix m1 = quantize_random(rows + 16, cols, {4, gs}, dtype, rows + cols + gs + 1);
-          const auto w0 = place(gpu, m0), w1 = place(gpu, m1);
-          ASSERT_TRUE(is_regrouped(*w0) && is_regrouped(*w1));
-          const std::vector<float> x = varied_floats(cols, 3);
-          const std::vector<float> up = random_floats(cols, 4, -2, 2);
-          const std::vector<float> residual = random_floats(rows, 5);
-          Device d{gpu, {}};
-          const DevicePtr dx = d.put(x), dup = d.put(up), dres = d.put(residual);
-          const DevicePtr y0 = d.put(std::vector<float>(rows, NAN)), y1 = d.put(std::vector<float>(rows + 16, NAN));
-          const auto expect_twin = [&](const std::vector<float>& got, const QuantizedMatrix& m,
-                                       const std::vector<float>& input, const std::vector<float>* base,
-                                       const char* what) {
-            const Quantized q(input, 4, gs);
-            const Reference ref = reference(m, input);
-            for (uint32_t r = 0; r < m.rows; ++r) {
-              const double want = (base ? (*base)[r] : 0.0) + cpu::mlx_int8_row_dot(rows_of(m), r, q.x);
-              ASSERT_NEAR(got[r], want, kKernelTolerance * (ref.magnitude[r] + 1)) << what << " row " << r;
-            }
-          };
-          w0->gemv(gpu, dx, y0, s);
-          expect_twin(d.get(y0, rows), m0, x, nullptr, "gemv");
-          w0->gemv_gate_up_with(*w1, gpu, dx, y0, y1, s);
-          expect_twin(d.get(y0, rows), m0, x, nullptr, "pair first");
-          expect_twin(d.get(y1, rows + 16), m1, x, nullptr, "pair second");
-          // The activation as the backend computes it, so both quantize the same floats.
-          std::vector<float> act(cols);
-          simd::silu_mul(x.data(), up.data(), act.data(), cols);
-          w0->gemv_silu_gate_resid(gpu, dx, dup, dres, y0, s);
-          expect_twin(d.get(y0, rows), m0, act, &residual, "silu gate + residual");
+  for (uint32_t bits : kBits) {
+    for (uint32_t gs : kGroupSizes) {
+      for (DType dtype : kScaleTypes) {
+        for (uint32_t rows : {16u, 48u, 80u, 256u}) {
+          for (uint32_t cols : {64u, 192u, 1024u}) {
+            if (cols % gs != 0) continue;
+            SCOPED_TRACE(::testing::Message() << bits << " bits, group " << gs << ", " << dtype_suffix(dtype)
+                                              << ", rows " << rows << ", cols " << cols);
+            const QuantizedMatrix m0 = quantize_random(rows, cols, {bits, gs}, dtype, rows + cols + gs + bits);
+            const QuantizedMatrix m1 = quantize_random(rows + 16, cols, {bits, gs}, dtype, rows + cols + gs + bits + 1);
+            const auto w0 = place(gpu, m0), w1 = place(gpu, m1);
+            ASSERT_TRUE(is_regrouped(*w0) && is_regrouped(*w1));
+            const std::vector<float> x = varied_floats(cols, 3);
+            const std::vector<float> up = random_floats(cols, 4, -2, 2);
+            const std::vector<float> residual = random_floats(rows, 5);
+            Device d{gpu, {}};
+            const DevicePtr dx = d.put(x), dup = d.put(up), dres = d.put(residual);
+            const DevicePtr y0 = d.put(std::vector<float>(rows, NAN)), y1 = d.put(std::vector<float>(rows + 16, NAN));
+            const auto expect_twin = [&](const std::vector<float>& got, const QuantizedMatrix& m,
+                                         const std::vector<float>& input, const std::vector<float>* base,
+                                         const char* what) {
+              const Quantized q(input, bits, gs);
+              const Reference ref = reference(m, input);
+              for (uint32_t r = 0; r < m.rows; ++r) {
+                const double want = (base ? (*base)[r] : 0.0) + cpu::mlx_int8_row_dot(rows_of(m), r, q.x);
+                ASSERT_NEAR(got[r], want, kKernelTolerance * (ref.magnitude[r] + 1)) << what << " row " << r;
+              }
+            };
+            w0->gemv(gpu, dx, y0, s);
+            expect_twin(d.get(y0, rows), m0, x, nullptr, "gemv");
+            w0->gemv_gate_up_with(*w1, gpu, dx, y0, y1, s);
+            expect_twin(d.get(y0, rows), m0, x, nullptr, "pair first");
+            expect_twin(d.get(y1, rows + 16), m1, x, nullptr, "pair second");
+            // The activation as the backend computes it, so both quantize the same floats.
+            std::vector<float> act(cols);
+            simd::silu_mul(x.data(), up.data(), act.data(), cols);
+            w0->gemv_silu_gate_resid(gpu, dx, dup, dres, y0, s);
+            expect_twin(d.get(y0, rows), m0, act, &residual, "silu gate + residual");
+          }
         }
       }
     }

@@ -83,7 +83,7 @@ DType CpuBackend::weight_layout(DType dtype, uint32_t rows, uint32_t cols) const
 }
 
 bool CpuBackend::regroups_mlx_rows(uint32_t bits, uint32_t rows, uint32_t cols) const {
-  return regroup_rows_ && bits == 4 && mlx_regroupable(bits, rows, cols);
+  return regroup_rows_ && mlx_regroupable(bits, rows, cols);
 }
 
 float* CpuBackend::launch_scratch(size_t count) {

@@ -30,7 +30,7 @@ class CpuBackend final : public HostBackend {
   // Q4_0, Q8_0, Q4_K and Q5_K regrouped 16 rows at a time (BackendOptions::regroup_rows)
   // for the integer kernels.
   DType weight_layout(DType dtype, uint32_t rows, uint32_t cols) const override;
-  // And MLX 4-bit matrices alike (cpu_mlx_x16.cpp).
+  // And MLX matrices alike (cpu_mlx_x16.cpp).
   bool regroups_mlx_rows(uint32_t bits, uint32_t rows, uint32_t cols) const override;
   // Float scratch for values shared by all threads of one launch (launches on
   // the CPU run one at a time, so one buffer serves them all), starting a

@@ -3,9 +3,9 @@
 // bits with BackendOptions::int8_activations, then rows are split across the
 // thread pool as passes of bands (row_bands.h) and decoded by
 // simd::mlx_gemv_bands, cpu::mlx_int8_bands or, a row at a time,
-// cpu::mlx_int8_rows; 4-bit matrices regrouped 16 rows at a time
+// cpu::mlx_int8_rows; matrices regrouped 16 rows at a time
 // (CpuBackend::regroups_mlx_rows; kernels "gemv_mlx4x16_bf16", ...) always
-// with x in 8 bits, in groups of 16 rows, by cpu::mlx4_x16_groups. Row
+// with x in 8 bits, in groups of 16 rows, by cpu::mlx_x16_groups. Row
 // dequantization (one embedding row per token) is the scalar specification,
 // so it is bit-identical to the reference.
 #include <algorithm>
@@ -83,7 +83,7 @@ class PreparedX {
 
   // y[r] = base[r] (0 if null) + row r of w . x for the rows of passes p.
   void rows(const simd::MlxRows& w, const float* base, float* y, const cpu::RowPasses& p) const {
-    if (regrouped_) return cpu::mlx4_x16_groups(w, *int8_, base, y, p);
+    if (regrouped_) return cpu::mlx_x16_groups(w, *int8_, base, y, p);
     if (!int8_) return simd::mlx_gemv_bands(w, coded_, sums_, base, y, p);
     if (p.bands > 1) return cpu::mlx_int8_bands(w, *int8_, base, y, p);
     cpu::mlx_int8_rows(w, *int8_, base, y, p.begin + p.first, p.begin + p.last);
@@ -179,6 +179,7 @@ void register_for(CpuBackend& cpu) {
   MlxKernels<4, E, false>::register_in(cpu);
   MlxKernels<8, E, false>::register_in(cpu);
   MlxKernels<4, E, true>::register_in(cpu);
+  MlxKernels<8, E, true>::register_in(cpu);
 }
 
 }  // namespace

@@ -1,12 +1,12 @@
-// MLX 4-bit rows regrouped 16 at a time (qwen35/mlx_affine.h) against x in 8
-// bits (cpu/mlx_int8.h). Each int32 lane of a vector holds one row's four code
+// MLX rows regrouped 16 at a time (qwen35/mlx_affine.h) against x in 8 bits
+// (cpu/mlx_int8.h). Each int32 lane of a vector holds one row's four code
 // bytes, so the dot products of 16 rows accumulate side by side with x's four
 // codes broadcast to every lane, as the regrouped GGUF kernels do
-// (cpu_gguf_x16.cpp): per unit of 64 columns and 16 rows, eight runs of 64
-// bytes, each two dot-product instructions on AVX-512 (low nibbles against
-// x's even elements, high ones against its odd ones), then per block of x
-// one conversion and one multiply-add for all 16 rows, and per group one
-// multiply-add by the 16 rows' scales. The row-major kernels
+// (cpu_gguf_x16.cpp): per unit of 32 code bytes and 16 rows, eight runs of 64
+// bytes, each on AVX-512 VNNI two dot-product instructions for 4-bit codes
+// (low nibbles against x's even elements, high ones against its odd ones) or
+// one for 8-bit codes, then per block of x one conversion and one multiply
+// for all 16 rows, and one multiply-add by the 16 rows' group scales. The row-major kernels
 // (cpu_mlx_int8.cpp) add each block's lanes across a vector and convert and
 // scale each row's sums on their own.
 #ifndef HWY_WANT_AVX3_DL
@@ -37,65 +37,13 @@ namespace hn = hwy::HWY_NAMESPACE;
 // a power of two), which saves a shift per 64 code bytes.
 constexpr bool kHighInPlace = HWY_TARGET == HWY_AVX3_DL;
 
-// out[16 k + r] = row r of group k (< G) . x, for groups whose code bytes
-// start at codes[k] and whose scales and biases (of type T) at scales[k] and
-// biases[k].
-template <typename T, size_t G>
-HWY_INLINE void group_dots(const uint8_t* const* codes, const T* const* scales, const T* const* biases,
-                           const MlxInt8Activations& x, size_t cols, size_t group_size, float* out) {
-  using DQ = hn::CappedTag<int32_t, 16>;
-  const DQ dq;
-  const hn::Repartition<uint8_t, DQ> d8;
-  const hn::Repartition<float, DQ> df;
-  const size_t n = hn::Lanes(dq);
-  constexpr size_t kParts = 16 / hn::MaxLanes(DQ());
-  constexpr size_t kUnitBytes = kMlxGroupedRows * kMlxUnitBytes;
-  const size_t units = cols / 64, groups = cols / group_size;
-  const int8_t* even = x.codes;
-  const int8_t* odd = x.codes + cols / 2;
-  const auto low4 = hn::Set(d8, uint8_t{0x0F});
-  hn::Vec<decltype(df)> total[G][kParts];
-  for (size_t k = 0; k < G; ++k) {
-    for (size_t p = 0; p < kParts; ++p) total[k][p] = hn::Zero(df);
-  }
-  for (size_t u = 0; u < units; ++u) {
-    // x's blocks 2 u and 2 u + 1: a row's code bytes [16 b, 16 b + 16) meet block b.
-    const float x_scale[2] = {x.lane_scales[8 * u], x.lane_scales[8 * u + 4]};
-    const float high = kHighInPlace ? 0.0625f : 1.0f;
-    for (size_t p = 0; p < kParts; ++p) {
-      hn::Vec<DQ> acc[G][4];  // per group: block 0's low and high nibbles, block 1's
-      for (size_t k = 0; k < G; ++k) acc[k][0] = acc[k][1] = acc[k][2] = acc[k][3] = hn::Zero(dq);
-      HWY_UNROLL(8)
-      for (size_t v = 0; v < 8; ++v) {
-        const auto x_even = x_quad_at(dq, even + 32 * u + 4 * v), x_odd = x_quad_at(dq, odd + 32 * u + 4 * v);
-        const size_t a = v / 4 * 2;
-        for (size_t k = 0; k < G; ++k) {
-          const uint8_t* run = codes[k] + kUnitBytes * u + 64 * v;
-          if (p == 0) prefetch_past(run, kMlxCodePrefetchBytes);
-          const auto bytes = hn::LoadU(d8, run + 4 * n * p);
-          const auto high_nibbles = kHighInPlace ? hn::AndNot(low4, bytes) : hn::ShiftRight<4>(bytes);
-          acc[k][a] = dot4(acc[k][a], hn::And(bytes, low4), x_even);
-          acc[k][a + 1] = dot4(acc[k][a + 1], high_nibbles, x_odd);
-        }
-      }
-      for (size_t k = 0; k < G; ++k) {
-        hn::Vec<decltype(df)> block[2];
-        for (size_t b = 0; b < 2; ++b) {
-          block[b] = hn::MulAdd(hn::ConvertTo(df, acc[k][2 * b + 1]), hn::Set(df, x_scale[b] * high),
-                                hn::Mul(hn::ConvertTo(df, acc[k][2 * b]), hn::Set(df, x_scale[b])));
-        }
-        const T* s = scales[k] + n * p;
-        if (group_size == 32) {  // a group per block
-          total[k][p] = hn::MulAdd(block[0], load_f32(df, s + kMlxGroupedRows * (2 * u)), total[k][p]);
-          total[k][p] = hn::MulAdd(block[1], load_f32(df, s + kMlxGroupedRows * (2 * u + 1)), total[k][p]);
-        } else {
-          const size_t g = 64 * u / group_size;
-          total[k][p] = hn::MulAdd(hn::Add(block[0], block[1]), load_f32(df, s + kMlxGroupedRows * g), total[k][p]);
-        }
-      }
-    }
-  }
-  // The bias terms: each group's biases times the sum of x over it as quantized.
+// out[16 k + r] = total[k] lane r plus row r of group k's bias terms: its
+// groups' biases (of type T, from biases[k]) times the sums of x over them
+// as quantized.
+template <typename T, size_t G, size_t kParts, class DF>
+HWY_INLINE void add_bias_terms(DF df, const hn::Vec<DF> (&total)[G][kParts], const T* const* biases,
+                               const MlxInt8Activations& x, size_t groups, float* out) {
+  const size_t n = hn::Lanes(df);
   for (size_t k = 0; k < G; ++k) {
     for (size_t p = 0; p < kParts; ++p) {
       auto bias = hn::Zero(df);
@@ -107,10 +55,128 @@ HWY_INLINE void group_dots(const uint8_t* const* codes, const T* const* scales, 
   }
 }
 
+// The int32 lanes of 16 rows, G groups side by side, in vectors of up to 16
+// lanes (kParts per group).
+using DQ = hn::CappedTag<int32_t, 16>;
+constexpr size_t kParts = 16 / hn::MaxLanes(DQ());
+constexpr size_t kUnitBytes = kMlxGroupedRows * kMlxUnitBytes;
+
+using DF = hn::Repartition<float, DQ>;
+using D8 = hn::Repartition<uint8_t, DQ>;
+
+// Adds part p (lanes n p, ...) of unit u of G groups of 4-bit codes at
+// codes[k], with their scales (of type T) at scales[k], to total. A unit is
+// 64 columns: x's blocks 2 u and 2 u + 1, a row's code bytes [16 b, 16 b + 16)
+// meeting block b.
+template <typename T, size_t G>
+HWY_INLINE void add_unit4(const uint8_t* const* codes, const T* const* scales, const MlxInt8Activations& x,
+                          size_t cols, size_t group_size, size_t u, size_t p, hn::Vec<DF> (&total)[G][kParts]) {
+  const DQ dq;
+  const D8 d8;
+  const DF df;
+  const size_t n = hn::Lanes(dq);
+  const auto low4 = hn::Set(d8, uint8_t{0x0F});
+  hn::Vec<DQ> acc[G][4];  // per group: block 0's low and high nibbles, block 1's
+  for (size_t k = 0; k < G; ++k) acc[k][0] = acc[k][1] = acc[k][2] = acc[k][3] = hn::Zero(dq);
+  HWY_UNROLL(8)
+  for (size_t v = 0; v < 8; ++v) {
+    const auto x_even = x_quad_at(dq, x.codes + 32 * u + 4 * v);  // the low nibbles' elements
+    const auto x_odd = x_quad_at(dq, x.codes + cols / 2 + 32 * u + 4 * v);
+    const size_t a = v / 4 * 2;
+    for (size_t k = 0; k < G; ++k) {
+      const uint8_t* run = codes[k] + kUnitBytes * u + 64 * v;
+      if (p == 0) prefetch_past(run, kMlxCodePrefetchBytes);
+      const auto bytes = hn::LoadU(d8, run + 4 * n * p);
+      const auto high_nibbles = kHighInPlace ? hn::AndNot(low4, bytes) : hn::ShiftRight<4>(bytes);
+      acc[k][a] = dot4(acc[k][a], hn::And(bytes, low4), x_even);
+      acc[k][a + 1] = dot4(acc[k][a + 1], high_nibbles, x_odd);
+    }
+  }
+  const float x_scale[2] = {x.lane_scales[8 * u], x.lane_scales[8 * u + 4]};
+  const float high = kHighInPlace ? 0.0625f : 1.0f;
+  for (size_t k = 0; k < G; ++k) {
+    hn::Vec<DF> block[2];
+    for (size_t b = 0; b < 2; ++b) {
+      block[b] = hn::MulAdd(hn::ConvertTo(df, acc[k][2 * b + 1]), hn::Set(df, x_scale[b] * high),
+                            hn::Mul(hn::ConvertTo(df, acc[k][2 * b]), hn::Set(df, x_scale[b])));
+    }
+    const T* s = scales[k] + n * p;
+    if (group_size == 32) {  // a group per block
+      total[k][p] = hn::MulAdd(block[0], load_f32(df, s + kMlxGroupedRows * (2 * u)), total[k][p]);
+      total[k][p] = hn::MulAdd(block[1], load_f32(df, s + kMlxGroupedRows * (2 * u + 1)), total[k][p]);
+    } else {
+      const size_t g = 64 * u / group_size;
+      total[k][p] = hn::MulAdd(hn::Add(block[0], block[1]), load_f32(df, s + kMlxGroupedRows * g), total[k][p]);
+    }
+  }
+}
+
+// The same for 8-bit codes: a unit is 32 columns, x's block u. On VNNI the
+// codes meet x as they are; elsewhere, whose dot-product step saturates int16
+// pair sums for codes past 127, as their low and high nibbles, the high ones'
+// sums then 16 times over.
+template <typename T, size_t G>
+HWY_INLINE void add_unit8(const uint8_t* const* codes, const T* const* scales, const MlxInt8Activations& x,
+                          size_t group_size, size_t u, size_t p, hn::Vec<DF> (&total)[G][kParts]) {
+  const DQ dq;
+  const D8 d8;
+  const DF df;
+  const size_t n = hn::Lanes(dq);
+  const auto low4 = hn::Set(d8, uint8_t{0x0F});
+  hn::Vec<DQ> acc[G][2];  // VNNI: even and odd runs; elsewhere: low and high nibbles
+  for (size_t k = 0; k < G; ++k) acc[k][0] = acc[k][1] = hn::Zero(dq);
+  HWY_UNROLL(8)
+  for (size_t v = 0; v < 8; ++v) {
+    const auto quad = x_quad_at(dq, x.codes + 32 * u + 4 * v);
+    for (size_t k = 0; k < G; ++k) {
+      const uint8_t* run = codes[k] + kUnitBytes * u + 64 * v;
+      if (p == 0) prefetch_past(run, kMlxCodePrefetchBytes);
+      const auto bytes = hn::LoadU(d8, run + 4 * n * p);
+      if constexpr (HWY_TARGET == HWY_AVX3_DL) {
+        acc[k][v % 2] = dot4(acc[k][v % 2], bytes, quad);
+      } else {
+        acc[k][0] = dot4(acc[k][0], hn::And(bytes, low4), quad);
+        acc[k][1] = dot4(acc[k][1], hn::ShiftRight<4>(bytes), quad);
+      }
+    }
+  }
+  const auto x_scale = hn::Set(df, x.lane_scales[8 * u]);
+  for (size_t k = 0; k < G; ++k) {
+    const auto sums = HWY_TARGET == HWY_AVX3_DL ? hn::Add(acc[k][0], acc[k][1])
+                                                : hn::Add(acc[k][0], hn::ShiftLeft<4>(acc[k][1]));
+    const T* s = scales[k] + n * p + kMlxGroupedRows * (32 * u / group_size);
+    total[k][p] = hn::MulAdd(hn::Mul(hn::ConvertTo(df, sums), x_scale), load_f32(df, s), total[k][p]);
+  }
+}
+
+// out[16 k + r] = row r of group k (< G) . x, for groups of Bits-bit codes
+// whose code bytes start at codes[k] and whose scales and biases (of type T)
+// at scales[k] and biases[k].
+template <unsigned Bits, typename T, size_t G>
+HWY_INLINE void group_dots(const uint8_t* const* codes, const T* const* scales, const T* const* biases,
+                           const MlxInt8Activations& x, size_t cols, size_t group_size, float* out) {
+  const DF df;
+  hn::Vec<DF> total[G][kParts];
+  for (size_t k = 0; k < G; ++k) {
+    for (size_t p = 0; p < kParts; ++p) total[k][p] = hn::Zero(df);
+  }
+  for (size_t u = 0; u < cols * Bits / 8 / kMlxUnitBytes; ++u) {
+    for (size_t p = 0; p < kParts; ++p) {
+      if constexpr (Bits == 4) {
+        add_unit4<T, G>(codes, scales, x, cols, group_size, u, p, total);
+      } else {
+        add_unit8<T, G>(codes, scales, x, group_size, u, p, total);
+      }
+    }
+  }
+  add_bias_terms(df, total, biases, x, cols / group_size, out);
+}
+
 template <typename T>
 void groups_t(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
               const RowPasses& p) {
-  const size_t group_bytes = kMlxGroupedRows * w.cols / 2, group_scales = kMlxGroupedRows * (w.cols / w.group_size);
+  const size_t group_bytes = kMlxGroupedRows * w.cols * w.bits / 8;
+  const size_t group_scales = kMlxGroupedRows * (w.cols / w.group_size);
   const auto* codes = reinterpret_cast<const uint8_t*>(w.codes);
   const auto* scales = static_cast<const T*>(w.scales);
   const auto* biases = static_cast<const T*>(w.biases);
@@ -125,20 +191,21 @@ void groups_t(const simd::MlxRows& w, const MlxInt8Activations& x, const float* 
       s[k] = scales + group * group_scales;
       b[k] = biases + group * group_scales;
     }
-    group_dots<T, G>(c, s, b, x, w.cols, w.group_size, out);
+    if (w.bits == 4) return group_dots<4, T, G>(c, s, b, x, w.cols, w.group_size, out);
+    group_dots<8, T, G>(c, s, b, x, w.cols, w.group_size, out);
   });
 }
 
-void Mlx4X16Groups(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+void MlxX16Groups(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
                    const RowPasses& p) {
   with_mlx_scale_type(w.scale_type, [&](auto scale) { groups_t<decltype(scale)>(w, x, base, y, p); });
 }
 
 #else  // HWY_TARGET == HWY_SCALAR: the scalar twin, each row gathered back into its arrays.
 
-void Mlx4X16Groups(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+void MlxX16Groups(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
                    const RowPasses& p) {
-  const size_t row_bytes = w.cols / 2, groups = w.cols / w.group_size;
+  const size_t row_bytes = w.cols * w.bits / 8, groups = w.cols / w.group_size;
   const size_t scale_bytes = w.scale_type == simd::WeightType::kF32 ? 4 : 2;
   std::vector<uint32_t> codes(row_bytes / 4);
   std::vector<std::byte> scales(groups * scale_bytes), biases(groups * scale_bytes);
@@ -172,11 +239,11 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace qwen35::cpu {
 
-HWY_EXPORT(Mlx4X16Groups);
+HWY_EXPORT(MlxX16Groups);
 
-void mlx4_x16_groups(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
-                     const RowPasses& p) {
-  HWY_DYNAMIC_DISPATCH(Mlx4X16Groups)(w, x, base, y, p);
+void mlx_x16_groups(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+                    const RowPasses& p) {
+  HWY_DYNAMIC_DISPATCH(MlxX16Groups)(w, x, base, y, p);
 }
 
 }  // namespace qwen35::cpu

@@ -1,4 +1,4 @@
-// The CPU's gemv of MLX 4-bit rows regrouped 16 at a time (mlx_regroup_rows in
+// The CPU's gemv of MLX rows regrouped 16 at a time (mlx_regroup_rows in
 // qwen35/mlx_affine.h; cpu/cpu_mlx_x16.cpp) against x in 8 bits.
 #pragma once
 
@@ -18,8 +18,8 @@ inline constexpr size_t kMlxX16Bands = 2;
 
 // y[r] = base[r] (0 if null) + row r . x for the rows of the groups of passes
 // p (each group of 16 rows a row there, kMlxX16Bands bands) of w, whose codes,
-// scales and biases are regrouped (w.bits 4), by the target chosen at run time.
-void mlx4_x16_groups(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
-                     const RowPasses& p);
+// scales and biases are regrouped, by the target chosen at run time.
+void mlx_x16_groups(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+                    const RowPasses& p);
 
 }  // namespace qwen35::cpu
