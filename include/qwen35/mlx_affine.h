@@ -76,13 +76,13 @@ inline float mlx_dequantize(float scale, uint32_t code, float bias) {
 
 // The rows regrouped 16 at a time, the layout the CPU keeps matrices in for
 // x in 8 bits (GpuBackend::regroups_mlx_rows; kernels "gemv_mlx4x16_bf16",
-// "gemv_mlx8x16_bf16", ...): the same bytes in another order, so that each int32 lane of a 64-byte
-// vector holds four code bytes of one of 16 rows and the rows' dot products
-// accumulate side by side. For each 16 rows and each 32 code bytes of a row
-// (a "unit": 64 columns of 4 bits, 32 of 8), 512 bytes of codes in runs of 64: bytes
-// [4 r, 4 r + 4) of run v are row r's code bytes [4 v, 4 v + 4) of the unit.
-// Scales and biases: for each 16 rows and each group, the 16 rows' side by
-// side.
+// "gemv_mlx8x16_bf16", ...): the same bytes in another order, so that each
+// int32 lane of a 64-byte vector holds four code bytes of one of 16 rows and
+// the rows' dot products accumulate side by side. For each 16 rows and each
+// 32 code bytes of a row (a "unit": 64 columns of 4 bits, 32 of 8), 512
+// bytes of codes in runs of 64: bytes [4 r, 4 r + 4) of run v are row r's
+// code bytes [4 v, 4 v + 4) of the unit. Scales and biases: for each 16 rows
+// and each group, the 16 rows' side by side.
 inline constexpr uint32_t kMlxGroupedRows = 16;
 inline constexpr uint32_t kMlxUnitBytes = 32;  // a row's code bytes per unit
 
@@ -95,8 +95,9 @@ inline bool mlx_regroupable(uint32_t bits, uint32_t rows, uint32_t cols) {
 // `row_bytes` code bytes), and where the regrouped scales and biases keep its
 // group `group` (rows of `groups` groups).
 inline size_t mlx_regrouped_code_byte(size_t row_bytes, uint32_t row, size_t byte) {
-  return (row / kMlxGroupedRows * kMlxGroupedRows) * row_bytes + byte / kMlxUnitBytes * kMlxUnitBytes * kMlxGroupedRows +
-         byte % kMlxUnitBytes / 4 * 64 + row % kMlxGroupedRows * 4 + byte % 4;
+  const size_t unit = byte / kMlxUnitBytes, run = byte % kMlxUnitBytes / 4;
+  return row / kMlxGroupedRows * kMlxGroupedRows * row_bytes + unit * kMlxUnitBytes * kMlxGroupedRows + run * 64 +
+         row % kMlxGroupedRows * 4 + byte % 4;
 }
 inline size_t mlx_regrouped_group_index(size_t groups, uint32_t row, size_t group) {
   return (row / kMlxGroupedRows * groups + group) * kMlxGroupedRows + row % kMlxGroupedRows;

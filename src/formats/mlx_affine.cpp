@@ -32,6 +32,20 @@ float store_as(DType dtype, float v, void* out, size_t i) {
   }
 }
 
+// What every MLX matrix must be, checked before anything reads its arrays.
+void check_params(MlxAffineParams params, DType scale_dtype, uint32_t cols) {
+  if (params.bits != 4 && params.bits != 8) fail("MLX affine weights: unsupported bits {} (supported: 4, 8)", params.bits);
+  if (params.group_size != 32 && params.group_size != 64 && params.group_size != 128) {
+    fail("MLX affine weights: unsupported group size {} (supported: 32, 64, 128)", params.group_size);
+  }
+  if (cols % params.group_size != 0) {
+    fail("MLX affine weights: group size {} does not divide the row length {}", params.group_size, cols);
+  }
+  if (!is_float_dtype(scale_dtype)) {
+    fail("MLX affine weights: scales must be F32, F16 or BF16, got {}", dtype_name(scale_dtype));
+  }
+}
+
 }  // namespace
 
 void mlx_quantize_row(const float* w, uint32_t cols, MlxAffineParams p, DType scale_dtype, uint32_t* codes,
@@ -62,16 +76,7 @@ MlxAffineWeights::MlxAffineWeights(GpuBackend& gpu, MlxAffineParams params, DTyp
       cols_(cols),
       w_(w),
       storage_(std::move(storage)) {
-  if (params.bits != 4 && params.bits != 8) fail("MLX affine weights: unsupported bits {} (supported: 4, 8)", params.bits);
-  if (params.group_size != 32 && params.group_size != 64 && params.group_size != 128) {
-    fail("MLX affine weights: unsupported group size {} (supported: 32, 64, 128)", params.group_size);
-  }
-  if (cols % params.group_size != 0) {
-    fail("MLX affine weights: group size {} does not divide the row length {}", params.group_size, cols);
-  }
-  if (!is_float_dtype(scale_dtype)) {
-    fail("MLX affine weights: scales must be F32, F16 or BF16, got {}", dtype_name(scale_dtype));
-  }
+  check_params(params, scale_dtype, cols);
   if (regrouped && !mlx_regroupable(params.bits, rows, cols)) {
     fail("MLX affine weights: a [{}, {}] matrix of {}-bit codes cannot be regrouped 16 rows at a time", rows, cols,
          params.bits);
@@ -161,6 +166,7 @@ std::unique_ptr<MlxAffineWeights> make_mlx_affine_weights(GpuBackend& gpu, MlxAf
   const size_t code_bytes = size_t{rows} * cols * params.bits / 8;
   const size_t scale_bytes = size_t{rows} * (cols / params.group_size) * dtype_size(scale_dtype);
   std::vector<DeviceBuffer> storage(3);
+  check_params(params, scale_dtype, cols);
   if (gpu.regroups_mlx_rows(params.bits, rows, cols) && mlx_regroupable(params.bits, rows, cols)) {
     std::vector<std::byte> grouped(code_bytes + 2 * scale_bytes);
     std::byte* out[3] = {grouped.data(), grouped.data() + code_bytes, grouped.data() + code_bytes + scale_bytes};
