@@ -11,7 +11,7 @@ namespace qwen35::cpu {
 
 // Bands (read streams side by side, row_bands.h) in which a thread walks its
 // groups of 16 rows. On the Zen 5 host, 3584 x 1024 from DRAM read fastest in
-// four (41.5 GB/s against 38-39 in two, 30-33 in one; from the caches 87-103
+// four (41.5 GiB/s against 38-39 in two, 30-33 in one; from the caches 87-103
 // in any), but mlx4 int8 decode ran faster in two (alternating, three rounds:
 // 108.6, 106.5, 123.8 tok/s against 102.5, 107.9, 103.4).
 inline constexpr size_t kMlxX16Bands = 2;
