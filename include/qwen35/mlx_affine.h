@@ -102,6 +102,12 @@ inline size_t mlx_regrouped_code_byte(size_t row_bytes, uint32_t row, size_t byt
 inline size_t mlx_regrouped_group_index(size_t groups, uint32_t row, size_t group) {
   return (row / kMlxGroupedRows * groups + group) * kMlxGroupedRows + row % kMlxGroupedRows;
 }
+// The code of element `col` of row `row` of regrouped codes (mlx_code for the
+// layout as it came).
+inline uint32_t mlx_regrouped_code(const void* codes, uint32_t cols, uint32_t bits, uint32_t row, uint32_t col) {
+  const size_t at = mlx_regrouped_code_byte(size_t{cols} * bits / 8, row, size_t{col} * bits / 8);
+  return (static_cast<const uint8_t*>(codes)[at] >> (col * bits % 8)) & ((1u << bits) - 1u);
+}
 // Regroups codes [rows, cols * bits / 32] and scales and biases [rows, cols /
 // group_size] of `scale_bytes` each into the arrays *_out of the same sizes
 // (mlx_regroupable holds).

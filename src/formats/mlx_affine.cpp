@@ -167,7 +167,7 @@ std::unique_ptr<MlxAffineWeights> make_mlx_affine_weights(GpuBackend& gpu, MlxAf
   const size_t scale_bytes = size_t{rows} * (cols / params.group_size) * dtype_size(scale_dtype);
   std::vector<DeviceBuffer> storage(3);
   check_params(params, scale_dtype, cols);
-  if (gpu.regroups_mlx_rows(params.bits, rows, cols) && mlx_regroupable(params.bits, rows, cols)) {
+  if (gpu.regroups_mlx_rows(params.bits, rows, cols)) {
     std::vector<std::byte> grouped(code_bytes + 2 * scale_bytes);
     std::byte* out[3] = {grouped.data(), grouped.data() + code_bytes, grouped.data() + code_bytes + scale_bytes};
     mlx_regroup_rows(params, dtype_size(scale_dtype), rows, cols, codes, scales, biases, out[0], out[1], out[2]);

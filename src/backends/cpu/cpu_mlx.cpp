@@ -35,14 +35,14 @@ size_t prepared_floats(bool int8, uint32_t cols, uint32_t group_size) {
 }
 
 // x as the rows' kernels read it: in code order with its group sums (float
-// kernels), or in 8 bits (BackendOptions::int8_activations, and always for
-// regrouped rows; cpu/mlx_int8.h), in the launch scratch from `scratch` on.
+// kernels), or in 8 bits (int8: BackendOptions::int8_activations, and always
+// for regrouped rows; cpu/mlx_int8.h), in the launch scratch from `scratch` on.
 class PreparedX {
  public:
   PreparedX(bool int8, bool regrouped, uint32_t bits, const float* x, uint32_t cols, uint32_t group_size,
             float* scratch)
       : bits_(bits), regrouped_(regrouped) {
-    if (int8 || regrouped) {
+    if (int8) {
       int8_ = cpu::quantize_mlx_activations(x, cols, bits, group_size, scratch);
     } else {
       simd::mlx_prepare_x(bits, x, cols, group_size, scratch, scratch + cols);
@@ -101,11 +101,13 @@ class PreparedX {
 // row-major or (Regrouped) regrouped 16 rows at a time.
 template <uint32_t Bits, typename E, bool Regrouped>
 struct MlxKernels {
+  // Whether x goes to the kernels in 8 bits: as the backend chose, and always
+  // for regrouped rows, made for the integer kernels.
+  static bool int8(const CpuBackend& cpu) { return Regrouped || cpu.int8_activations(); }
   // x for a launch with `cols` columns, in `scratch` (prepared_floats(int8(cpu), ...)).
   static PreparedX prepare(CpuBackend& cpu, const float* x, uint32_t cols, uint32_t group_size, float* scratch) {
-    return PreparedX(cpu.int8_activations(), Regrouped, Bits, x, cols, group_size, scratch);
+    return PreparedX(int8(cpu), Regrouped, Bits, x, cols, group_size, scratch);
   }
-  static bool int8(const CpuBackend& cpu) { return Regrouped || cpu.int8_activations(); }
 
   static void gemv(CpuBackend& cpu, const MlxGemvArgs& a) {
     const PreparedX x = prepare(cpu, host_ptr<const float>(a.x), a.cols, a.group_size,
@@ -149,16 +151,17 @@ struct MlxKernels {
   }
 
   static void row_to_f32(const MlxRowToF32Args& a) {
-    const size_t groups = a.cols / a.group_size, row_bytes = size_t{a.cols} * Bits / 8;
-    const auto* codes = host_ptr<const uint8_t>(a.w.codes);
+    const size_t groups = a.cols / a.group_size;
+    const auto* codes = host_ptr<const uint32_t>(a.w.codes);
+    const uint32_t* row_codes = codes + size_t{a.row} * (a.cols * Bits / 32);
     const auto* scales = host_ptr<const typename E::Storage>(a.w.scales);
     const auto* biases = host_ptr<const typename E::Storage>(a.w.biases);
     float* y = host_ptr<float>(a.y);
     for (uint32_t c = 0; c < a.cols; ++c) {
-      const size_t byte = size_t{c} * Bits / 8, group = c / a.group_size;
-      const size_t at = Regrouped ? mlx_regrouped_code_byte(row_bytes, a.row, byte) : a.row * row_bytes + byte;
-      const size_t g = Regrouped ? mlx_regrouped_group_index(groups, a.row, group) : a.row * groups + group;
-      const uint32_t code = Bits == 8 ? codes[at] : (codes[at] >> (4 * (c % 2))) & 0xFu;
+      const size_t group = c / a.group_size;
+      const uint32_t code =
+          Regrouped ? mlx_regrouped_code(codes, a.cols, Bits, a.row, c) : mlx_code(row_codes, c, Bits);
+      const size_t g = Regrouped ? mlx_regrouped_group_index(groups, a.row, group) : size_t{a.row} * groups + group;
       y[c] = mlx_dequantize(E::load(scales[g]), code, E::load(biases[g]));
     }
   }

@@ -6,9 +6,9 @@
 // bytes, each on AVX-512 VNNI two dot-product instructions for 4-bit codes
 // (low nibbles against x's even elements, high ones against its odd ones) or
 // one for 8-bit codes, then per block of x one conversion and one multiply
-// for all 16 rows, and one multiply-add by the 16 rows' group scales. The row-major kernels
-// (cpu_mlx_int8.cpp) add each block's lanes across a vector and convert and
-// scale each row's sums on their own.
+// for all 16 rows, and one multiply-add by the 16 rows' group scales. The
+// row-major kernels (cpu_mlx_int8.cpp) add each block's lanes across a vector
+// and convert and scale each row's sums on their own.
 #ifndef HWY_WANT_AVX3_DL
 #define HWY_WANT_AVX3_DL 1  // Ice Lake and later: the VNNI instructions
 #endif
@@ -197,14 +197,14 @@ void groups_t(const simd::MlxRows& w, const MlxInt8Activations& x, const float* 
 }
 
 void MlxX16Groups(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
-                   const RowPasses& p) {
+                  const RowPasses& p) {
   with_mlx_scale_type(w.scale_type, [&](auto scale) { groups_t<decltype(scale)>(w, x, base, y, p); });
 }
 
 #else  // HWY_TARGET == HWY_SCALAR: the scalar twin, each row gathered back into its arrays.
 
 void MlxX16Groups(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
-                   const RowPasses& p) {
+                  const RowPasses& p) {
   const size_t row_bytes = w.cols * w.bits / 8, groups = w.cols / w.group_size;
   const size_t scale_bytes = w.scale_type == simd::WeightType::kF32 ? 4 : 2;
   std::vector<uint32_t> codes(row_bytes / 4);
