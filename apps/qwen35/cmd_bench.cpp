@@ -152,6 +152,7 @@ void run_bench(BenchOptions options) {
                         {"achieved_gbps", achieved_gbps}, {"read_gbps", best_read_gbps},
                         {"read_pattern", best_pattern}, {"roofline_fraction", fraction},
                         {"int8_activations", options.model.int8_activations},
+                        {"int24_activations", options.model.int24_activations && !options.model.int8_activations},
                         {"cpu_steal_fraction", steal ? nlohmann::json(*steal) : nlohmann::json(nullptr)}};
     if (options.profile) {
       nlohmann::json families;
@@ -165,7 +166,7 @@ void run_bench(BenchOptions options) {
   }
   for (const auto& p : patterns) fmt::print("read bandwidth probe  {:>36}: {:7.2f} GB/s\n", p.pattern.name(), p.gbps);
   fmt::print("decode                {} on {}, weights {}{}, kv {}, context {}\n", loaded.description, gpu.name(),
-             loaded.model->weight_format(), options.model.int8_activations ? " (int8 activations)" : "",
+             loaded.model->weight_format(), options.model.activations_label(),
              options.model.kv_dtype, options.context);
   fmt::print("tok/s                 {:.2f} (median of {} x {} tokens: {:.2f})\n", tps, options.repeats, options.tokens,
              fmt::join(tok_per_s, ", "));

@@ -17,6 +17,7 @@ struct CompareOptions {
   qwen35::app::ModelOptions a;
   std::string model_b, kv_dtype_b, backend_b;
   bool int8_activations_b = false;
+  bool int24_activations_b = false;
   std::string tokens;
   uint32_t random_tokens = 0;
   bool json = false;
@@ -34,8 +35,9 @@ std::vector<int32_t> tokens_to_decode(const CompareOptions& options, uint32_t vo
 void run_compare(const CompareOptions& options) {
   using namespace qwen35;
   if (options.model_b.empty() && options.kv_dtype_b.empty() && options.backend_b.empty() &&
-      !options.int8_activations_b) {
-    fail("nothing to compare: give B a different --model-b, --kv-dtype-b or --backend-b, or --int8-activations-b");
+      !options.int8_activations_b && !options.int24_activations_b) {
+    fail("nothing to compare: give B a different --model-b, --kv-dtype-b or --backend-b, or --int8-activations-b or "
+         "--int24-activations-b");
   }
   if (options.tokens.empty() == (options.random_tokens == 0)) fail("give exactly one of --tokens and --random-tokens");
   app::ModelOptions b = options.a;
@@ -43,6 +45,7 @@ void run_compare(const CompareOptions& options) {
   if (!options.kv_dtype_b.empty()) b.kv_dtype = options.kv_dtype_b;
   if (!options.backend_b.empty()) b.backend = options.backend_b;
   if (options.int8_activations_b) b.int8_activations = true;
+  if (options.int24_activations_b) b.int24_activations = true;
   const KvDtype kv_a = options.a.parsed_kv_dtype(), kv_b = b.parsed_kv_dtype();
 
   app::LoadedModel model_a = app::load_model(options.a);
@@ -63,8 +66,7 @@ void run_compare(const CompareOptions& options) {
   }
 
   const auto name_of = [](const app::LoadedModel& m, const app::ModelOptions& o, KvDtype kv) {
-    return fmt::format("{} / {}{} / kv {}", m.description, o.backend, o.int8_activations ? " (int8 activations)" : "",
-                       kv_dtype_name(kv));
+    return fmt::format("{} / {}{} / kv {}", m.description, o.backend, o.activations_label(), kv_dtype_name(kv));
   };
   const std::string name_a = name_of(model_a, options.a, kv_a);
   const std::string name_b = name_of(model_b, b, kv_b);
@@ -108,6 +110,8 @@ void add_compare_command(CLI::App& app) {
   command->add_option("--backend-b", options->backend_b, "B's backend (default: A's)");
   command->add_flag("--int8-activations-b", options->int8_activations_b,
                     "B quantizes activations to 8 bits for GGUF or MLX weights (CPU; see --int8-activations)");
+  command->add_flag("--int24-activations-b", options->int24_activations_b,
+                    "B takes activations in 24 bits for regrouped GGUF weights (CPU; see --int24-activations)");
   command->add_option("--tokens", options->tokens, "comma-separated token ids to decode");
   command->add_option("--random-tokens", options->random_tokens, "decode this many random token ids (seeded by --seed)");
   command->add_flag("--json", options->json, "print one JSON object");

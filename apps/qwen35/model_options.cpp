@@ -30,12 +30,20 @@ void ModelOptions::add_to(CLI::App& command, const std::string& seed_help) {
   command.add_flag("--int8-activations", int8_activations,
                    "CPU with GGUF or MLX weights: quantize activations to 8 bits per 32 for integer dot products "
                    "(faster on 4- to 8-bit weights; not float32-exact)");
+  command.add_flag("--int24-activations", int24_activations,
+                   "CPU with GGUF Q4_0, Q4_K or Q5_K weights: x in 24 bits per 32 (three 8-bit digits) for integer "
+                   "dot products, as precise as float32 arithmetic (--int8-activations wins if both)");
   command.add_flag("!--no-regroup", regroup_rows,
-                   "CPU with --int8-activations: keep Q4_0, Q8_0, Q4_K, Q5_K and MLX matrices row by row rather than "
-                   "regrouped 16 rows at a time (slower; for comparisons)");
+                   "CPU with --int8-activations or --int24-activations: keep Q4_0, Q8_0, Q4_K, Q5_K and MLX "
+                   "matrices row by row rather than regrouped 16 rows at a time (slower; for comparisons)");
   command.add_option("--kv-dtype", kv_dtype, "KV cache dtype: " + kv_dtype_names())->capture_default_str();
   command.add_option("-c,--ctx", context, "context length (KV cache capacity in tokens)")->capture_default_str();
   command.add_option("--seed", seed, seed_help)->capture_default_str();
+}
+
+std::string ModelOptions::activations_label() const {
+  if (int8_activations) return " (int8 activations)";
+  return int24_activations ? " (int24 activations)" : "";
 }
 
 KvDtype ModelOptions::parsed_kv_dtype() const {
@@ -110,6 +118,7 @@ LoadedModel load_model(const ModelOptions& options) {
   loaded.backend = create_backend(options.backend, BackendOptions{.threads = options.threads,
                                                                   .device = options.device,
                                                                   .int8_activations = options.int8_activations,
+                                                                  .int24_activations = options.int24_activations,
                                                                   .regroup_rows = options.regroup_rows,
                                                                   .simd_target = options.simd_target});
   if (options.model_dir.empty()) {

@@ -23,8 +23,9 @@ struct ModelOptions {
   int device = 0;
   std::string kv_dtype = "bf16";
   std::string simd_target;  // CPU: BackendOptions::simd_target ("" = the best this CPU has)
-  bool int8_activations = false;  // CPU, GGUF or MLX weights: x in 8 bits for integer dot products
-  bool regroup_rows = true;       // CPU with int8_activations: BackendOptions::regroup_rows
+  bool int8_activations = false;   // CPU, GGUF or MLX weights: x in 8 bits for integer dot products
+  bool int24_activations = false;  // CPU, regrouped GGUF weights: x in 24 bits (BackendOptions::int24_activations)
+  bool regroup_rows = true;        // CPU with int8 or int24 activations: BackendOptions::regroup_rows
   uint32_t context = 4096;
   std::string preset = "0.8b";         // random weights only: the shape (Qwen35ForwardConfig::preset)
   uint64_t seed = 0;                   // random weights only
@@ -39,6 +40,8 @@ struct ModelOptions {
   // the command samples, the sampler too).
   void add_to(CLI::App& command, const std::string& seed_help = "seed of the built-in random weights");
   KvDtype parsed_kv_dtype() const;
+  // " (int8 activations)", " (int24 activations)" or "": for descriptions.
+  std::string activations_label() const;
 };
 
 struct LoadedModel {

@@ -21,11 +21,13 @@
 namespace qwen35 {
 namespace {
 
-// The CPU backend; with int8, the one whose GGUF and MLX gemvs take x in 8 bits.
-GpuBackend& cpu(bool int8 = false) {
+// The CPU backend by x's digits: 0, float x; 1, the one whose GGUF and MLX gemvs
+// take x in 8 bits; 3, the one whose regrouped GGUF gemvs take it in 24.
+GpuBackend& cpu(int64_t digits = 0) {
   static std::unique_ptr<GpuBackend> backend = create_backend("cpu");
   static std::unique_ptr<GpuBackend> int8_backend = create_backend("cpu", BackendOptions{.int8_activations = true});
-  return int8 ? *int8_backend : *backend;
+  static std::unique_ptr<GpuBackend> int24_backend = create_backend("cpu", BackendOptions{.int24_activations = true});
+  return digits == 0 ? *backend : digits == 1 ? *int8_backend : *int24_backend;
 }
 
 DeviceBuffer filled(size_t bytes, uint8_t value, GpuBackend& gpu = cpu()) {
@@ -44,7 +46,8 @@ size_t rotation_copies(bool cached, size_t bytes) {
 // Args: rows, cols, dtype (0 f32, 1 bf16, 2 f16, 3 Q8_0, 4 Q4_K, 5 Q6_K, 6 Q4_0,
 // 7 Q5_K; regrouped, x always in 8 bits: 8 Q4_0x16, 9 Q8_0x16, 10 Q4_Kx16,
 // 11 Q5_Kx16), cached, int8
-// (GGUF types: x quantized to 8 bits, integer dot products).
+// (GGUF types: x quantized to 8 bits, integer dot products; 3 for the
+// regrouped types: x in 24 bits, three 8-bit digits).
 // With cached 0, several matrices in rotation so the working set (~1 GB) is far
 // beyond the caches, as in decode; with cached 1, one matrix read again and again
 // from the caches: the kernel's arithmetic ceiling, which tells a compute-bound
@@ -55,7 +58,7 @@ void BM_Gemv(benchmark::State& state) {
                               DType::kQ4_K, DType::kQ6_K, DType::kQ4_0, DType::kQ5_K, DType::kQ4_0x16,
                               DType::kQ8_0x16, DType::kQ4_Kx16, DType::kQ5_Kx16};
   const DType type = kTypes[state.range(2)];
-  GpuBackend& gpu = cpu(state.range(4) != 0);
+  GpuBackend& gpu = cpu(state.range(4));
   const size_t matrix_bytes = size_t{rows} * dtype_bytes(type, cols);
   const size_t copies = rotation_copies(state.range(3) != 0, matrix_bytes);
   std::vector<DeviceBuffer> w;
@@ -68,7 +71,7 @@ void BM_Gemv(benchmark::State& state) {
            gpu.default_stream());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes));
-  state.SetLabel(std::string(dtype_name(type)) + (state.range(4) ? " int8 x" : ""));
+  state.SetLabel(std::string(dtype_name(type)) + (state.range(4) == 1 ? " int8 x" : state.range(4) == 3 ? " int24 x" : ""));
 }
 BENCHMARK(BM_Gemv)
     ->ArgNames({"rows", "cols", "dtype", "cached", "int8"})
@@ -78,7 +81,7 @@ BENCHMARK(BM_Gemv)
     ->Args({3584, 1024, 0, 0, 0})
     ->Args({3584, 1024, 2, 0, 0})
     ->ArgsProduct({{3584}, {1024}, {3, 4, 5, 6, 7}, {0, 1}, {0, 1}})
-    ->ArgsProduct({{3584}, {1024}, {8, 9, 10, 11}, {0, 1}, {1}})
+    ->ArgsProduct({{3584}, {1024}, {8, 9, 10, 11}, {0, 1}, {1, 3}})
     ->Args({3584, 1024, 1, 1, 0})
     // The output projection (vocabulary 248320 rows): a third of a 4-bit
     // token's bytes in one call.
@@ -304,7 +307,7 @@ void BM_QuantizeBlocks(benchmark::State& state) {
   std::vector<int8_t> q(cols);
   const auto quantize = state.range(1) ? cpu::quantize_blocks : cpu::quantize_blocks_scalar;
   for (auto _ : state) {
-    quantize(x.data(), cols, q.data(), scale.data(), code_sums.data());
+    quantize(x.data(), cols, q.data(), scale.data(), code_sums.data(), 1);
     benchmark::DoNotOptimize(q.data());
     benchmark::ClobberMemory();
   }
@@ -313,18 +316,19 @@ void BM_QuantizeBlocks(benchmark::State& state) {
 BENCHMARK(BM_QuantizeBlocks)->ArgNames({"cols", "simd"})->ArgsProduct({{1024, 3584}, {0, 1}});
 
 // All of x's 8-bit form as the GGUF integer gemvs read it: the codes above,
-// then the sums, the per-16 scales and the codes reordered for Q4_K/Q5_K.
+// then the sums, the per-16 scales and the codes reordered for Q4_K/Q5_K; or
+// with digits 3, its 24-bit form. Args: cols, digits.
 void BM_QuantizeActivations(benchmark::State& state) {
-  const auto cols = static_cast<size_t>(state.range(0));
+  const auto cols = static_cast<size_t>(state.range(0)), digits = static_cast<size_t>(state.range(1));
   const std::vector<float> x = random_x(cols);
-  std::vector<float> scratch(cpu::int8_activation_floats(cols));
+  std::vector<float> scratch(cpu::int8_activation_floats(cols, digits));
   for (auto _ : state) {
-    benchmark::DoNotOptimize(cpu::quantize_activations(x.data(), cols, scratch.data()));
+    benchmark::DoNotOptimize(cpu::quantize_activations(x.data(), cols, scratch.data(), digits));
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * cols * sizeof(float)));
 }
-BENCHMARK(BM_QuantizeActivations)->ArgNames({"cols"})->Arg(1024)->Arg(3584);
+BENCHMARK(BM_QuantizeActivations)->ArgNames({"cols", "digits"})->ArgsProduct({{1024, 3584}, {1, 3}});
 
 }  // namespace
 }  // namespace qwen35

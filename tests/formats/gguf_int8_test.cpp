@@ -12,6 +12,7 @@
 
 #include "cpu/int8_activations.h"
 #include "cpu/simd.h"
+#include "gguf_int8_util.h"
 #include "gguf_test_util.h"
 #include "qwen35/backend.h"
 #include "qwen35/dense_weights.h"
@@ -23,19 +24,11 @@
 namespace qwen35::testing {
 namespace {
 
-constexpr DType kTypes[] = {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K};
-
-struct Quantized {
-  std::vector<float> scratch;
-  cpu::Int8Activations x;
-  explicit Quantized(const std::vector<float>& v) : scratch(cpu::int8_activation_floats(v.size())) {
-    x = cpu::quantize_activations(v.data(), v.size(), scratch.data());
-  }
-};
+constexpr auto& kTypes = kGgufInt8Types;
 
 TEST(Int8Activations, RoundToNearestWithinHalfAStep) {
   const std::vector<float> x = varied_floats(4096, 1);
-  const Quantized q(x);
+  const GgufQuantized q(x);
   for (size_t b = 0; b < x.size() / 32; ++b) {
     float amax = 0;
     int code_sum[2] = {0, 0}, code_max = 0;
@@ -63,7 +56,7 @@ TEST(Int8Activations, TinyBlocksKeepTheirCodes) {
   for (int exponent : {-110, -126, -140}) {
     std::vector<float> tiny(x.size());
     for (size_t k = 0; k < x.size(); ++k) tiny[k] = std::ldexp(x[k], exponent);
-    const Quantized q(x), q_tiny(tiny);
+    const GgufQuantized q(x), q_tiny(tiny);
     for (size_t k = 0; k < x.size(); ++k) {
       // Below 2^-126 the tiny floats themselves are rounded (subnormals): a code may move by one.
       ASSERT_NEAR(q_tiny.x.q[k], q.x.q[k], exponent < -120 ? 1 : 0) << "2^" << exponent << " element " << k;
@@ -76,7 +69,7 @@ TEST(Int8Activations, NonFiniteBlockGivesNaN) {
   for (float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
     std::vector<float> x = random_floats(64, 2);
     x[40] = bad;
-    const Quantized q(x);
+    const GgufQuantized q(x);
     EXPECT_TRUE(std::isfinite(q.x.scale[0]));
     EXPECT_TRUE(std::isnan(q.x.scale[1])) << bad;
     const std::vector<std::byte> w = random_blocks(DType::kQ8_0, 2, 3);
@@ -84,110 +77,13 @@ TEST(Int8Activations, NonFiniteBlockGivesNaN) {
   }
 }
 
-// Per row: the float64 dot with W dequantized by the specification, sum |w x|
-// (for float tolerances), and sum |w| * (x's step / 2), the most that rounding
-// x to 8 bits can move the dot (the K-quants' min terms too meet x as quantized).
-struct Reference {
-  std::vector<double> y, magnitude, rounding;
-};
-
-Reference reference(DType type, const std::vector<std::byte>& w, uint32_t rows, uint32_t cols,
-                    const std::vector<float>& x, const cpu::Int8Activations& q) {
-  Reference ref{std::vector<double>(rows), std::vector<double>(rows), std::vector<double>(rows)};
-  std::vector<float> row(cols);
-  for (uint32_t r = 0; r < rows; ++r) {
-    const std::byte* bytes = w.data() + r * dtype_bytes(type, cols);
-    gguf_dequantize_row(type, bytes, row.data(), cols);
-    for (uint32_t c = 0; c < cols; ++c) {
-      ref.y[r] += double{row[c]} * x[c];
-      ref.magnitude[r] += std::fabs(double{row[c]} * x[c]);
-      ref.rounding[r] += std::fabs(double{row[c]}) * q.scale[c / 32] / 2;
-    }
-  }
-  return ref;
-}
-
 TEST(Int8Activations, TwinWithinTheRoundingOfX) {
-  for (DType type : kTypes) {
-    SCOPED_TRACE(dtype_name(type));
-    const uint32_t rows = 16, cols = 1024;
-    const std::vector<std::byte> w = random_blocks(type, rows * cols / dtype_block_size(type), 4);
-    const std::vector<float> x = varied_floats(cols, 5);
-    const Quantized q(x);
-    const Reference ref = reference(type, w, rows, cols, x, q.x);
-    double moved = 0;
-    for (uint32_t r = 0; r < rows; ++r) {
-      const double got = cpu::int8_row_dot(type, w.data() + r * dtype_bytes(type, cols), q.x, cols);
-      ASSERT_LE(std::fabs(got - ref.y[r]), ref.rounding[r] * 1.0001 + 1e-6 * ref.magnitude[r]) << "row " << r;
-      moved += std::fabs(got - ref.y[r]) / ref.rounding[r];
-    }
-    // The bound is not loose to the point of meaning nothing: rounding errors
-    // partly cancel, but they do move the result.
-    EXPECT_GT(moved / rows, 1e-3);
-  }
+  // The bound is not loose to the point of meaning nothing: rounding errors
+  // partly cancel, but they do move the result.
+  EXPECT_GT(twin_error_over_rounding(1, 1.0, 1e-6), 1e-3);
 }
 
-// The twin for every row of w, plus base[r] if given.
-std::vector<double> twin(DType type, const std::vector<std::byte>& w, uint32_t rows, uint32_t cols,
-                         const std::vector<float>& x, const std::vector<float>* base = nullptr) {
-  const Quantized q(x);
-  std::vector<double> y(rows);
-  for (uint32_t r = 0; r < rows; ++r) {
-    y[r] = cpu::int8_row_dot(type, w.data() + r * dtype_bytes(type, cols), q.x, cols) + (base ? (*base)[r] : 0.0);
-  }
-  return y;
-}
-
-void check_cpu_kernels(std::span<const DType> types = kTypes) {
-  std::unique_ptr<GpuBackend> gpu = create_backend("cpu", BackendOptions{.threads = 2, .int8_activations = true});
-  const Stream s = gpu->default_stream();
-  for (DType type : types) {
-    const uint32_t bs = static_cast<uint32_t>(dtype_block_size(type));
-    // Rows in multiples of 16 make Q4_0, Q8_0, Q4_K and Q5_K regrouped
-    // (Q4_0x16, ...), Q6_K keeps them row-major.
-    for (uint32_t rows : {1u, 5u, 16u, 33u, 240u, 250u}) {
-      for (uint32_t cols : {bs, 3 * bs, 4096u}) {
-        if (rows >= 240 && cols != 4096) continue;
-        SCOPED_TRACE(::testing::Message() << dtype_name(type) << " rows " << rows << " cols " << cols);
-        Device d{*gpu, {}};
-        const std::vector<std::byte> w0 = random_blocks(type, rows * cols / bs, rows + cols);
-        const std::vector<std::byte> w1 = random_blocks(type, rows * cols / bs, rows + cols + 1);
-        const auto m0 = make_dense_weights(*gpu, type, rows, cols, w0.data(), s);
-        const auto m1 = make_dense_weights(*gpu, type, rows, cols, w1.data(), s);
-        const std::optional<DType> regrouped = gguf_regrouped_layout(type);
-        ASSERT_EQ(m0->dtype(), regrouped && rows % 16 == 0 ? *regrouped : type);
-        const std::vector<float> x = varied_floats(cols, 3);
-        const std::vector<float> up = random_floats(cols, 4, -2, 2);
-        const std::vector<float> residual = random_floats(rows, 5);
-        const DevicePtr dx = d.put(x), dup = d.put(up), dres = d.put(residual);
-        const DevicePtr y0 = d.put(std::vector<float>(rows, NAN)), y1 = d.put(std::vector<float>(rows, NAN));
-        const Quantized q(x);
-        const Reference ref0 = reference(type, w0, rows, cols, x, q.x);
-        const Reference ref1 = reference(type, w1, rows, cols, x, q.x);
-        // float32 sums of integer sub-block sums times float factors: relative to sum |w x|.
-        const auto expect_close = [&](const std::vector<float>& got, const std::vector<double>& want,
-                                      const Reference& ref, std::string_view what) {
-          for (uint32_t r = 0; r < rows; ++r) {
-            ASSERT_NEAR(got[r], want[r], 4e-6 * (ref.magnitude[r] + 1)) << what << " row " << r;
-          }
-        };
-        m0->gemv(*gpu, dx, y0, s);
-        expect_close(d.get(y0, rows), twin(type, w0, rows, cols, x), ref0, "gemv");
-        m0->gemv_gate_up_with(*m1, *gpu, dx, y0, y1, s);
-        expect_close(d.get(y0, rows), twin(type, w0, rows, cols, x), ref0, "pair first");
-        expect_close(d.get(y1, rows), twin(type, w1, rows, cols, x), ref1, "pair second");
-        // The activation as the backend computes it, so both quantize the same floats.
-        std::vector<float> act(cols);
-        simd::silu_mul(x.data(), up.data(), act.data(), cols);
-        m0->gemv_silu_gate_resid(*gpu, dx, dup, dres, y0, s);
-        const Reference ref_act = reference(type, w0, rows, cols, act, Quantized(act).x);
-        expect_close(d.get(y0, rows), twin(type, w0, rows, cols, act, &residual), ref_act, "silu gate + residual");
-      }
-    }
-  }
-}
-
-TEST(Int8Activations, CpuKernelsMatchTheTwinOnTheChosenTarget) { check_cpu_kernels(); }
+TEST(Int8Activations, CpuKernelsMatchTheTwinOnTheChosenTarget) { check_gguf_cpu_kernels(); }
 
 class Int8Cpu : public ::testing::TestWithParam<int64_t> {
  protected:
@@ -195,14 +91,14 @@ class Int8Cpu : public ::testing::TestWithParam<int64_t> {
   void TearDown() override { simd::force_target(0); }
 };
 
-TEST_P(Int8Cpu, KernelsMatchTheTwin) { check_cpu_kernels(); }
+TEST_P(Int8Cpu, KernelsMatchTheTwin) { check_gguf_cpu_kernels(); }
 
 // Q6_K's rows in each band count a host may choose, whichever this one does.
 TEST_P(Int8Cpu, Q6KMatchesTheTwinInEveryBandCount) {
   for (size_t bands : testing::kHeavyInt8Bands) {
     SCOPED_TRACE(::testing::Message() << bands << " bands");
     const testing::ForcedHeavyInt8Bands forced(bands);
-    check_cpu_kernels(std::array{DType::kQ6_K});
+    check_gguf_cpu_kernels(std::array{DType::kQ6_K});
   }
 }
 
@@ -242,19 +138,7 @@ INSTANTIATE_TEST_SUITE_P(EveryTarget, Int8Cpu, ::testing::ValuesIn(simd::availab
                          [](const ::testing::TestParamInfo<int64_t>& info) { return simd::target_name(info.param); });
 
 TEST(Int8Activations, CpuGemvPropagatesNaN) {
-  std::unique_ptr<GpuBackend> gpu = create_backend("cpu", BackendOptions{.threads = 2, .int8_activations = true});
-  for (DType type : kTypes) {
-    SCOPED_TRACE(dtype_name(type));
-    const uint32_t rows = 16, cols = 512;  // all but Q6_K regrouped
-    const std::vector<std::byte> w = random_blocks(type, rows * cols / dtype_block_size(type), 6);
-    const auto m = make_dense_weights(*gpu, type, rows, cols, w.data(), gpu->default_stream());
-    std::vector<float> x = random_floats(cols, 7);
-    x[300] = std::numeric_limits<float>::quiet_NaN();
-    Device d{*gpu, {}};
-    const DevicePtr y = d.put(std::vector<float>(rows, 0));
-    m->gemv(*gpu, d.put(x), y, gpu->default_stream());
-    for (float v : d.get(y, rows)) EXPECT_TRUE(std::isnan(v));
-  }
+  check_gemv_propagates_nan(kTypes, {.threads = 2, .int8_activations = true});
 }
 
 // The regrouped layouts hold each row as it came: every row read back (the

@@ -10,11 +10,11 @@
 namespace qwen35::testing {
 
 Decoded decode_against_golden(const std::string& folder, Checkpoint checkpoint, const std::string& backend,
-                              bool int8_activations) {
+                              BackendOptions options) {
   const std::filesystem::path golden = shared_dir() / "golden" / folder;
   const Qwen35ForwardConfig config = checkpoint.config;
-  std::unique_ptr<GpuBackend> gpu =
-      create_backend(backend, BackendOptions{.threads = 2, .int8_activations = int8_activations});
+  options.threads = 2;
+  std::unique_ptr<GpuBackend> gpu = create_backend(backend, options);
   std::shared_ptr<const TensorSource> tensors = std::move(checkpoint.tensors);
   std::unique_ptr<Model> model = Model::load(*gpu, config, tensors, checkpoint.layout);
   const std::vector<int32_t> tokens = read_tokens(golden / "tokens.txt");

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "qwen35/backend.h"
 #include "qwen35/checkpoint.h"
 
 namespace qwen35::testing {
@@ -16,9 +17,9 @@ struct Decoded {
   size_t agree, tokens;   // positions whose argmax is the golden one, of all
 };
 
-// Decodes `checkpoint` over golden/<folder>/tokens.txt on `backend` (2
-// threads; int8_activations as BackendOptions has it), against its logits.
+// Decodes `checkpoint` over golden/<folder>/tokens.txt on `backend` (with
+// `options`, 2 threads), against its logits.
 Decoded decode_against_golden(const std::string& folder, Checkpoint checkpoint, const std::string& backend = "cpu",
-                              bool int8_activations = false);
+                              BackendOptions options = {});
 
 }  // namespace qwen35::testing

@@ -104,7 +104,8 @@ TEST_P(MlxInt8RoundTrip, LogitsStayNearThoseOfFloatActivations) {
   const std::filesystem::path dir = out.path() / "mlx";
   write_mlx_checkpoint(open_hf_checkpoint(shared_dir() / "golden" / param.folder), dir, {param.bits, param.group_size});
   const Decoded float_x = decode_against_golden(param.folder, open_hf_checkpoint(dir));
-  const Decoded int8_x = decode_against_golden(param.folder, open_hf_checkpoint(dir), "cpu", true);
+  const Decoded int8_x =
+      decode_against_golden(param.folder, open_hf_checkpoint(dir), "cpu", {.int8_activations = true});
   const Deviation d = deviation(int8_x.logits.data(), float_x.logits.data(), float_x.logits.size());
   std::cout << "[ mlx      ] " << param.folder << " mlx" << param.bits << " g" << param.group_size
             << " int8 activations: max |logit - float activations'| / max = " << d.relative() << "; against the golden "

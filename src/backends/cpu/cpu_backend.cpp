@@ -37,7 +37,7 @@ std::string simd_targets() { return fmt::format("{}", fmt::join(simd_target_name
 CpuBackend::CpuBackend(const BackendOptions& options)
     : pool_(options.threads),
       int8_activations_(options.int8_activations),
-      regroup_rows_(options.int8_activations && options.regroup_rows) {
+      regroup_rows_((options.int8_activations || options.int24_activations) && options.regroup_rows) {
   int64_t forced = 0;
   if (!options.simd_target.empty()) {
     const std::vector<int64_t> targets = simd::available_targets();
@@ -73,17 +73,28 @@ std::string CpuBackend::device_description() const {
     description += fmt::format(
         ", int8 activations for GGUF and MLX weights (integer kernels {}; Q6_K and row-major mlx4 rows in {} bands)",
         gguf_cpu::int8_kernel_target(), cpu::heavy_int8_gemv_bands());
+  } else if (regroup_rows_) {
+    description += fmt::format(", int24 activations for regrouped GGUF weights (integer kernels {})",
+                               gguf_cpu::int8_kernel_target());
   }
   return description;
 }
 
+// With x in 24 bits, Q8_0 stays row-major with float x: its float kernel
+// already reads near the probe's rate, and three digits' dot products made
+// q8_0 decode slower (Zen 5, alternating: 61.1 and 52.6 tok/s against 66.0
+// and 61.5), where they made the 4- and 5-bit types faster (q4_k 75.0-78.9
+// against 56.6-61.6, q4_0 91.7 and 93.4 against 84.8 and 70.1, q5_k 57.4
+// and 50.6 against 53.3 and 45.9).
 DType CpuBackend::weight_layout(DType dtype, uint32_t rows, uint32_t cols) const {
   const std::optional<DType> regrouped = gguf_regrouped_layout(dtype);
-  return regroup_rows_ && regrouped && rows % 16 == 0 && cols % dtype_block_size(dtype) == 0 ? *regrouped : dtype;
+  const bool integer_x = int8_activations_ || dtype != DType::kQ8_0;
+  return regroup_rows_ && integer_x && regrouped && rows % 16 == 0 && cols % dtype_block_size(dtype) == 0 ? *regrouped
+                                                                                                          : dtype;
 }
 
 bool CpuBackend::regroups_mlx_rows(uint32_t bits, uint32_t rows, uint32_t cols) const {
-  return regroup_rows_ && mlx_regroupable(bits, rows, cols);
+  return regroup_rows_ && int8_activations_ && mlx_regroupable(bits, rows, cols);
 }
 
 float* CpuBackend::launch_scratch(size_t count) {

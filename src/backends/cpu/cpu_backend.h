@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "cpu/int8_activations.h"
 #include "host/host_backend.h"
 #include "host/thread_pool.h"
 
@@ -24,6 +25,9 @@ class CpuBackend final : public HostBackend {
   }
   // BackendOptions::int8_activations: the GGUF and MLX gemvs quantize x to 8 bits.
   bool int8_activations() const { return int8_activations_; }
+  // The digits of x for the regrouped GGUF layouts: 1 (8 bits), or 3 (24 bits)
+  // with BackendOptions::int24_activations alone.
+  size_t regrouped_x_digits() const { return int8_activations_ ? 1 : cpu::kInt24Digits; }
   // Weights are copied into huge-page memory rather than aliased: walking a
   // memory-mapped file's 4 KiB pages costs a TLB miss every few rows.
   std::optional<DevicePtr> map_host(const void*, size_t) override { return std::nullopt; }
@@ -43,7 +47,7 @@ class CpuBackend final : public HostBackend {
  private:
   ThreadPool pool_;
   bool int8_activations_;
-  bool regroup_rows_;
+  bool regroup_rows_;  // for x in 8 or 24 bits
   bool forced_target_ = false;  // BackendOptions::simd_target, undone on destruction
   std::vector<float> launch_scratch_;
 };

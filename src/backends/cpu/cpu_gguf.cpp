@@ -230,9 +230,9 @@ namespace {
 struct Schedule {
   size_t units, bands, unit_bytes;
 };
-Schedule schedule(DType type, bool int8, uint32_t rows, uint32_t cols) {
-  if (is_regrouped_dtype(type)) return Schedule{rows / 16u, kX16Bands, 16 * dtype_bytes(type, cols)};
-  return Schedule{rows, row_bands(type, int8), dtype_bytes(type, cols)};
+Schedule schedule(DType type, size_t digits, uint32_t rows, uint32_t cols) {
+  if (is_regrouped_dtype(type)) return Schedule{rows / 16u, x16_bands(digits), 16 * dtype_bytes(type, cols)};
+  return Schedule{rows, row_bands(type, digits > 0), dtype_bytes(type, cols)};
 }
 
 // y[r] = base[r] + W[r, :] . m.x for the rows of passes p (in
@@ -266,11 +266,14 @@ void sums_per_32(const float* x, size_t cols, float* sums) {
 // backend runs integer kernels, else the sums of x per 32 where the type uses them.
 class PreparedX {
  public:
-  static size_t floats(bool int8, uint32_t cols) { return int8 ? cpu::int8_activation_floats(cols) : cols / 32; }
+  // digits: 0 for float x, else x's 8-bit digits (cpu/int8_activations.h).
+  static size_t floats(size_t digits, uint32_t cols) {
+    return digits > 0 ? cpu::int8_activation_floats(cols, digits) : cols / 32;
+  }
 
-  PreparedX(DType type, bool int8, const float* x, uint32_t cols, float* scratch) : x_(x) {
-    if (int8) {
-      int8_ = cpu::quantize_activations(x, cols, scratch);
+  PreparedX(DType type, size_t digits, const float* x, uint32_t cols, float* scratch) : x_(x) {
+    if (digits > 0) {
+      int8_ = cpu::quantize_activations(x, cols, scratch, digits);
     } else if (needs_sums(type)) {
       sums_per_32(x, cols, scratch);
       sums_ = scratch;
@@ -288,32 +291,36 @@ class PreparedX {
   std::optional<cpu::Int8Activations> int8_;
 };
 
-// Whether x goes to the kernels in 8 bits: as the backend chose, and always
-// for the regrouped layouts, made for the integer kernels.
-bool int8_x(const CpuBackend& cpu, DType type) { return cpu.int8_activations() || is_regrouped_dtype(type); }
+// How x goes to the kernels: the regrouped layouts, made for the integer
+// kernels, take it in 8 or 24 bits as the backend chose; the others in 8 bits
+// with int8_activations, else as floats (0).
+size_t x_digits(const CpuBackend& cpu, DType type) {
+  if (is_regrouped_dtype(type)) return cpu.regrouped_x_digits();
+  return cpu.int8_activations() ? 1 : 0;
+}
 
 void gemv(CpuBackend& cpu, DType type, const GemvArgs& a) {
-  const bool int8 = int8_x(cpu, type);
-  float* scratch = cpu.launch_scratch(PreparedX::floats(int8, a.cols));
-  const PreparedX x(type, int8, host_ptr<const float>(a.x), a.cols, scratch);
+  const size_t digits = x_digits(cpu, type);
+  float* scratch = cpu.launch_scratch(PreparedX::floats(digits, a.cols));
+  const PreparedX x(type, digits, host_ptr<const float>(a.x), a.cols, scratch);
   const Rows m = x.rows(type, a.w, a.cols);
   float* y = host_ptr<float>(a.y);
-  const Schedule s = schedule(type, int8, a.rows, a.cols);
+  const Schedule s = schedule(type, digits, a.rows, a.cols);
   const size_t segments[] = {s.units};
   cpu::parallel_row_passes(cpu.pool(), segments, s.bands, s.unit_bytes,
                            [&](size_t, const cpu::RowPasses& p) { run_rows(type, m, nullptr, y, p); });
 }
 
 void gemv_pair(CpuBackend& cpu, DType type, const GemvPairArgs& a) {
-  const bool int8 = int8_x(cpu, type);
-  float* scratch = cpu.launch_scratch(PreparedX::floats(int8, a.cols));
-  const PreparedX x(type, int8, host_ptr<const float>(a.x), a.cols, scratch);
+  const size_t digits = x_digits(cpu, type);
+  float* scratch = cpu.launch_scratch(PreparedX::floats(digits, a.cols));
+  const PreparedX x(type, digits, host_ptr<const float>(a.x), a.cols, scratch);
   const Rows m0 = x.rows(type, a.w0, a.cols);
   const Rows m1 = x.rows(type, a.w1, a.cols);
   float* y0 = host_ptr<float>(a.y0);
   float* y1 = host_ptr<float>(a.y1);
   // Both matrices split across all threads.
-  const Schedule s0 = schedule(type, int8, a.rows0, a.cols), s1 = schedule(type, int8, a.rows1, a.cols);
+  const Schedule s0 = schedule(type, digits, a.rows0, a.cols), s1 = schedule(type, digits, a.rows1, a.cols);
   const size_t segments[] = {s0.units, s1.units};
   cpu::parallel_row_passes(cpu.pool(), segments, s0.bands, s0.unit_bytes,
                            [&](size_t segment, const cpu::RowPasses& p) {
@@ -322,14 +329,14 @@ void gemv_pair(CpuBackend& cpu, DType type, const GemvPairArgs& a) {
 }
 
 void gemv_silu_gate(CpuBackend& cpu, DType type, const GemvSiluGateArgs& a) {
-  const bool int8 = int8_x(cpu, type);
-  float* act = cpu.launch_scratch(size_t{a.cols} + PreparedX::floats(int8, a.cols));
+  const size_t digits = x_digits(cpu, type);
+  float* act = cpu.launch_scratch(size_t{a.cols} + PreparedX::floats(digits, a.cols));
   simd::silu_mul(host_ptr<const float>(a.gate), host_ptr<const float>(a.up), act, a.cols);
-  const PreparedX x(type, int8, act, a.cols, act + a.cols);
+  const PreparedX x(type, digits, act, a.cols, act + a.cols);
   const Rows m = x.rows(type, a.w, a.cols);
   const float* residual = a.residual.is_null() ? nullptr : host_ptr<const float>(a.residual);
   float* y = host_ptr<float>(a.y);
-  const Schedule s = schedule(type, int8, a.rows, a.cols);
+  const Schedule s = schedule(type, digits, a.rows, a.cols);
   const size_t segments[] = {s.units};
   cpu::parallel_row_passes(cpu.pool(), segments, s.bands, s.unit_bytes,
                            [&](size_t, const cpu::RowPasses& p) { run_rows(type, m, residual, y, p); });

@@ -72,33 +72,50 @@ struct Layout<GgufBlockQ8_0x16> {
   static constexpr float kOffset = kQ8_0Offset;
 };
 
-// acc plus the dot products of run v's codes at `codes` (lane r: row r's four
-// codes) with x's quads: Q4_0's low nibbles meet quad v, its high ones quad
-// 4 + v; Q8_0's bytes quad v.
-template <typename Grouped, class VQ, class VS>
-HWY_INLINE void run_dots(const uint8_t* codes, size_t v, const VS* quads, VQ* acc) {
+// acc[d] plus the dot products of run v's codes at `codes` (lane r: row r's
+// four codes) with digit d's quads: Q4_0's low nibbles meet quad v, its high
+// ones quad 4 + v; Q8_0's bytes quad v.
+template <typename Grouped, size_t D, class VQ, class VS>
+HWY_INLINE void run_dots(const uint8_t* codes, size_t v, const VS (*quads)[8], VQ (*acc)[2]) {
   using DQ = hn::DFromV<VQ>;
   const hn::Repartition<uint8_t, DQ> d8;
   const auto bytes = hn::LoadU(d8, codes);
   if constexpr (std::is_same_v<Grouped, GgufBlockQ4_0x16>) {
-    acc[0] = cpu::HWY_NAMESPACE::dot4(acc[0], hn::And(bytes, hn::Set(d8, 0x0F)), quads[v]);
-    acc[1] = cpu::HWY_NAMESPACE::dot4(acc[1], hn::ShiftRight<4>(bytes), quads[4 + v]);
+    const auto low = hn::And(bytes, hn::Set(d8, 0x0F)), high = hn::ShiftRight<4>(bytes);
+    for (size_t d = 0; d < D; ++d) {
+      acc[d][0] = cpu::HWY_NAMESPACE::dot4(acc[d][0], low, quads[d][v]);
+      acc[d][1] = cpu::HWY_NAMESPACE::dot4(acc[d][1], high, quads[d][4 + v]);
+    }
   } else {
 #if HWY_TARGET == HWY_AVX3_DL
-    acc[v % 2] = cpu::HWY_NAMESPACE::dot4(acc[v % 2], hn::Xor(bytes, hn::Set(d8, 0x80)), quads[v]);
+    const auto offset = hn::Xor(bytes, hn::Set(d8, 0x80));
+    for (size_t d = 0; d < D; ++d) acc[d][v % 2] = cpu::HWY_NAMESPACE::dot4(acc[d][v % 2], offset, quads[d][v]);
 #elif HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_AVX3
     static_assert(sizeof(bytes.raw) == 32);
     const hn::Vec<decltype(d8)> magnitude{_mm256_abs_epi8(bytes.raw)};
-    acc[v % 2] = cpu::HWY_NAMESPACE::dot4(acc[v % 2], magnitude, VS{_mm256_sign_epi8(quads[v].raw, bytes.raw)});
+    for (size_t d = 0; d < D; ++d) {
+      acc[d][v % 2] =
+          cpu::HWY_NAMESPACE::dot4(acc[d][v % 2], magnitude, VS{_mm256_sign_epi8(quads[d][v].raw, bytes.raw)});
+    }
 #else
-    acc[v % 2] = cpu::HWY_NAMESPACE::dot4(acc[v % 2], hn::BitCast(hn::Repartition<int8_t, DQ>(), bytes), quads[v]);
+    const auto codes_signed = hn::BitCast(hn::Repartition<int8_t, DQ>(), bytes);
+    for (size_t d = 0; d < D; ++d) acc[d][v % 2] = cpu::HWY_NAMESPACE::dot4(acc[d][v % 2], codes_signed, quads[d][v]);
 #endif
   }
 }
 
+// The int32 sums of a sub-block's D digits of x (D = x.digits: 1 for x in 8
+// bits, 3 for 24) as one float: sum_d acc[d] * kDigitWeight[d].
+template <size_t D, class DF, class VQ>
+HWY_INLINE hn::Vec<DF> digit_sum(DF df, const VQ* acc) {
+  auto sum = hn::ConvertTo(df, acc[0]);
+  for (size_t d = 1; d < D; ++d) sum = hn::MulAdd(hn::ConvertTo(df, acc[d]), hn::Set(df, cpu::kDigitWeight[d]), sum);
+  return sum;
+}
+
 // out[16 k + r] = row r of group k (< G; each `blocks` consecutive blocks
-// from g[k]) . x.
-template <typename Grouped, size_t G>
+// from g[k]) . x, whose D digits each meet the codes in dot products of their own.
+template <typename Grouped, size_t G, size_t D>
 HWY_INLINE void group_dots(const Grouped* const* g, const cpu::Int8Activations& x, size_t blocks, float* out) {
   using L = Layout<Grouped>;
   using DQ = typename L::DQ;
@@ -115,21 +132,26 @@ HWY_INLINE void group_dots(const Grouped* const* g, const cpu::Int8Activations& 
     }
   }
   for (size_t i = 0; i < blocks; ++i) {
-    hn::Vec<hn::Repartition<int8_t, DQ>> quads[8];
-    for (size_t q = 0; q < 8; ++q) quads[q] = cpu::HWY_NAMESPACE::x_quad_at(dq, x.q + 32 * i + 4 * q);
+    hn::Vec<hn::Repartition<int8_t, DQ>> quads[D][8];
+    for (size_t d = 0; d < D; ++d) {
+      for (size_t q = 0; q < 8; ++q) quads[d][q] = cpu::HWY_NAMESPACE::x_quad_at(dq, x.q + d * x.cols + 32 * i + 4 * q);
+    }
     const auto x_scale = hn::Set(df, x.scale[i]);
     const auto code_sum = hn::Set(df, x.code_sums[2 * i] + x.code_sums[2 * i + 1]);
     for (size_t k = 0; k < G; ++k) {
       const Grouped& b = g[k][i];
       for (size_t line = 0; line < sizeof(b); line += 64) cpu::prefetch_past(&b, kX16PrefetchBytes + line);
       for (size_t p = 0; p < kParts; ++p) {
-        hn::Vec<DQ> acc[2] = {hn::Zero(dq), hn::Zero(dq)};  // two chains of dot products
+        hn::Vec<DQ> acc[D][2];  // two chains of dot products per digit
+        for (size_t d = 0; d < D; ++d) acc[d][0] = acc[d][1] = hn::Zero(dq);
         for (size_t v = 0; v < L::kRuns; ++v) {
-          run_dots<Grouped>(reinterpret_cast<const uint8_t*>(b.qs) + 64 * v + 4 * n * p, v, quads, acc);
+          run_dots<Grouped, D>(reinterpret_cast<const uint8_t*>(b.qs) + 64 * v + 4 * n * p, v, quads, acc);
         }
+        hn::Vec<DQ> digits[D];
+        for (size_t d = 0; d < D; ++d) digits[d] = hn::Add(acc[d][0], acc[d][1]);
         const auto d = hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(b.d) + n * p));
         const auto factor = hn::Mul(d, x_scale);
-        total[k][p] = hn::MulAdd(hn::ConvertTo(df, hn::Add(acc[0], acc[1])), factor, total[k][p]);
+        total[k][p] = hn::MulAdd(digit_sum<D>(df, digits), factor, total[k][p]);
         if constexpr (L::kOffset != 0) offset[k][p] = hn::MulAdd(factor, code_sum, offset[k][p]);
       }
     }
@@ -187,7 +209,7 @@ constexpr bool kHighInPlace = HWY_TARGET == HWY_AVX3_DL && std::is_same_v<Groupe
 // against 26-31). One run per step measured as two.
 constexpr size_t kK4RunsPerStep = 2;
 
-template <typename Grouped, size_t G>
+template <typename Grouped, size_t G, size_t D>
 HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activations& x, size_t blocks, float* out) {
   constexpr bool kFifthBits = std::is_same_v<Grouped, GgufBlockQ5Kx16>;
   using DQ = hn::CappedTag<int32_t, 16>;
@@ -210,6 +232,7 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
       mins[k][p] = hn::Zero(df);
     }
   }
+  const size_t plane = x.cols;  // x's digit planes
   for (size_t i = 0; i < blocks; ++i) {
     const int8_t* xq = x.q + 256 * i;
     HWY_ALIGN uint8_t unpacked[G][256];
@@ -221,8 +244,10 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
         min_sums[k] = hn::Zero(df);
       }
       for (size_t c = 0; c < 4; ++c) {
-        hn::Vec<DQ> acc[G][2];  // each group's sub-blocks 2c and 2c + 1
-        for (size_t k = 0; k < G; ++k) acc[k][0] = acc[k][1] = hn::Zero(dq);
+        hn::Vec<DQ> acc[G][2][D];  // each group's sub-blocks 2c and 2c + 1, per digit of x
+        for (size_t k = 0; k < G; ++k) {
+          for (size_t d = 0; d < D; ++d) acc[k][0][d] = acc[k][1][d] = hn::Zero(dq);
+        }
         for (size_t v0 = 0; v0 < 8; v0 += kK4RunsPerStep) {
           const size_t step = (8 * c + v0) / kK4RunsPerStep;
           for (size_t k = 0; k < G; ++k) {
@@ -234,7 +259,7 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
                 cpu::prefetch_past(&b, kX16PrefetchBytes + 64 * line);
               }
             }
-            for (size_t v = v0; v < v0 + kK4RunsPerStep; ++v) {
+              for (size_t v = v0; v < v0 + kK4RunsPerStep; ++v) {
               const auto bytes = hn::LoadU(d8, b.qs + 512 * c + 64 * v + 4 * n * p);
               auto low = hn::And(bytes, low4);
               auto high = kHighInPlace<Grouped> ? hn::AndNot(low4, bytes) : hn::ShiftRight<4>(bytes);
@@ -246,9 +271,12 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
                 low = hn::Or(low, hn::And(hn::BitCast(d8, hn::ShiftLeft<4>(bits)), bit4));
                 high = hn::Or(high, hn::And(hn::BitCast(d8, hn::ShiftLeft<3>(bits)), bit4));
               }
-              const int8_t* quads = xq + 64 * c + 4 * v;
-              acc[k][0] = cpu::HWY_NAMESPACE::dot4(acc[k][0], low, cpu::HWY_NAMESPACE::x_quad_at(dq, quads));
-              acc[k][1] = cpu::HWY_NAMESPACE::dot4(acc[k][1], high, cpu::HWY_NAMESPACE::x_quad_at(dq, quads + 32));
+                  for (size_t d = 0; d < D; ++d) {
+                const int8_t* quads = xq + d * plane + 64 * c + 4 * v;
+                acc[k][0][d] = cpu::HWY_NAMESPACE::dot4(acc[k][0][d], low, cpu::HWY_NAMESPACE::x_quad_at(dq, quads));
+                acc[k][1][d] =
+                    cpu::HWY_NAMESPACE::dot4(acc[k][1][d], high, cpu::HWY_NAMESPACE::x_quad_at(dq, quads + 32));
+              }
             }
           }
         }
@@ -260,7 +288,7 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
             const auto scale = hn::PromoteTo(dq, hn::Load(d8_lanes, unpacked[k] + 16 * j + n * p));
             const auto min = hn::PromoteTo(dq, hn::Load(d8_lanes, unpacked[k] + 128 + 16 * j + n * p));
             const auto factor = hn::Mul(hn::ConvertTo(df, scale), hn::Set(df, x_scale));
-            sums[k] = hn::MulAdd(hn::ConvertTo(df, acc[k][half]), factor, sums[k]);
+            sums[k] = hn::MulAdd(digit_sum<D>(df, acc[k][half]), factor, sums[k]);
             min_sums[k] = hn::MulAdd(hn::ConvertTo(df, min), x_sum, min_sums[k]);
           }
         }
@@ -278,21 +306,29 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
   }
 }
 
-// The groups of passes p (cpu/row_bands.h, a group per row) in kX16Bands bands.
-template <typename Grouped>
+// The groups of passes p (cpu/row_bands.h, a group per row) in x16_bands(D)
+// bands, x in D digits.
+template <typename Grouped, size_t D>
 void groups(const Grouped* w, const cpu::Int8Activations& x, size_t cols, const float* base, float* y,
             const cpu::RowPasses& p) {
   const size_t blocks = cols / (kSuperBlocks<Grouped> ? 256 : 32);
-  cpu::for_row_bands<kX16Bands, 16>(p, base, y, [&](auto groups_n, size_t first, size_t stride, float* out) {
+  cpu::for_row_bands<x16_bands(D), 16>(p, base, y, [&](auto groups_n, size_t first, size_t stride, float* out) {
     constexpr size_t G = decltype(groups_n)::value;
     const Grouped* g[G];
     for (size_t k = 0; k < G; ++k) g[k] = w + (first + k * stride) * blocks;
     if constexpr (kSuperBlocks<Grouped>) {
-      k4_group_dots<Grouped, G>(g, x, blocks, out);
+      k4_group_dots<Grouped, G, D>(g, x, blocks, out);
     } else {
-      group_dots<Grouped, G>(g, x, blocks, out);
+      group_dots<Grouped, G, D>(g, x, blocks, out);
     }
   });
+}
+
+template <typename Grouped>
+void groups(const Grouped* w, const cpu::Int8Activations& x, size_t cols, const float* base, float* y,
+            const cpu::RowPasses& p) {
+  if (x.digits == 1) return groups<Grouped, 1>(w, x, cols, base, y, p);
+  groups<Grouped, cpu::kInt24Digits>(w, x, cols, base, y, p);
 }
 
 #else  // HWY_TARGET == HWY_SCALAR: the scalar twin, each row gathered back into its blocks.

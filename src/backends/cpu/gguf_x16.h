@@ -20,9 +20,15 @@ namespace qwen35::gguf_cpu {
 // 36.7, 41.4, 39.8.
 constexpr size_t kX16PrefetchBytes = 4096;
 constexpr size_t kX16Bands = 4;
+// With x in 24 bits, two: a Q4_Kx16 pass of four bands keeps 24 accumulators
+// (four groups, two sub-blocks, three digits) and more than AVX-512's 32
+// registers in all, and spilled them (3584 x 1024 from the caches, Zen 5:
+// 45-54 GiB/s in four bands, 57 in two).
+constexpr size_t kX16Int24Bands = 2;
+constexpr size_t x16_bands(size_t digits) { return digits == 1 ? kX16Bands : kX16Int24Bands; }
 
 // y[r] = base[r] (0 if null) + row r . x for the rows of the groups of passes
-// p (cpu/row_bands.h, each group of 16 rows a row there, kX16Bands bands) of
+// p (cpu/row_bands.h, each group of 16 rows a row there, x16_bands(x.digits) bands) of
 // w, a matrix in a regrouped `layout` (is_regrouped_dtype) with rows of `cols`
 // elements, by the target chosen at run time.
 void run_x16_groups(DType layout, const std::byte* w, const cpu::Int8Activations& x, size_t cols, const float* base,

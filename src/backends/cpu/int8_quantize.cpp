@@ -6,7 +6,7 @@
 // float operations as the scalar twin, quantize_blocks_scalar, so the result
 // is the same to the bit: max |x|, the scale and its inverse as scalars, x
 // (lifted where tiny, see lift_of) times the inverse rounded to nearest even,
-// clamped to +-127.
+// clamped to +-127; for x in 24 bits, each remainder times 254 likewise.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "cpu/int8_quantize.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
@@ -21,9 +21,9 @@ HWY_BEFORE_NAMESPACE();
 namespace qwen35::cpu::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-void QuantizeBlocks(const float* x, size_t cols, int8_t* q, float* scale, float* code_sums) {
+void QuantizeBlocks(const float* x, size_t cols, int8_t* q, float* scale, float* code_sums, size_t digits) {
 #if HWY_TARGET == HWY_SCALAR
-  quantize_blocks_scalar(x, cols, q, scale, code_sums);
+  quantize_blocks_scalar(x, cols, q, scale, code_sums, digits);
 #else
   // At most 16 lanes: a group of 16 (code_sums) is then whole vectors.
   const hn::CappedTag<float, 16> df;
@@ -42,8 +42,10 @@ void QuantizeBlocks(const float* x, size_t cols, int8_t* q, float* scale, float*
     }
     if (!hn::AllTrue(df, finite)) {  // codes 0 and a NaN scale, as in the twin
       scale[b] = std::numeric_limits<float>::quiet_NaN();
-      std::memset(q + 32 * b, 0, 32);
-      code_sums[2 * b] = code_sums[2 * b + 1] = 0;
+      for (size_t d = 0; d < digits; ++d) {
+        std::memset(q + d * cols + 32 * b, 0, 32);
+        code_sums[d * (cols / 16) + 2 * b] = code_sums[d * (cols / 16) + 2 * b + 1] = 0;
+      }
       continue;
     }
     const float block_max = hn::GetLane(hn::MaxOfLanes(df, amax));
@@ -52,14 +54,21 @@ void QuantizeBlocks(const float* x, size_t cols, int8_t* q, float* scale, float*
     const auto lifted = hn::Set(df, lift);
     const auto inverse = hn::Set(df, block_max > 0 ? 127 / (block_max * lift) : 0.0f);
     for (size_t g = 0; g < 2; ++g) {
-      auto sum = hn::Zero(df);  // integers up to 16 * 127: exact in float
+      hn::Vec<decltype(df)> sum[kInt24Digits];  // integers up to 16 * 127: exact in float
+      for (size_t d = 0; d < digits; ++d) sum[d] = hn::Zero(df);
       for (size_t k = 16 * g; k < 16 * g + 16; k += n) {
-        const auto scaled = hn::Mul(hn::Mul(hn::LoadU(df, xb + k), lifted), inverse);
-        const auto codes = hn::Min(hn::Max(hn::Round(scaled), hn::Neg(limit)), limit);
-        sum = hn::Add(sum, codes);
-        hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, codes)), d8, q + 32 * b + k);
+        auto t = hn::Mul(hn::Mul(hn::LoadU(df, xb + k), lifted), inverse);
+        for (size_t d = 0; d < digits; ++d) {
+          if (d > 0) t = hn::Mul(t, hn::Set(df, 254.0f));  // the remainder's next digit
+          const auto codes = hn::Min(hn::Max(hn::Round(t), hn::Neg(limit)), limit);
+          sum[d] = hn::Add(sum[d], codes);
+          hn::StoreU(hn::DemoteTo(d8, hn::ConvertTo(di, codes)), d8, q + d * cols + 32 * b + k);
+          t = hn::Sub(t, codes);
+        }
       }
-      code_sums[2 * b + g] = hn::GetLane(hn::SumOfLanes(df, sum));
+      for (size_t d = 0; d < digits; ++d) {
+        code_sums[d * (cols / 16) + 2 * b + g] = hn::GetLane(hn::SumOfLanes(df, sum[d]));
+      }
     }
   }
 #endif
@@ -73,8 +82,8 @@ namespace qwen35::cpu {
 
 HWY_EXPORT(QuantizeBlocks);
 
-void quantize_blocks(const float* x, size_t cols, int8_t* q, float* scale, float* code_sums) {
-  HWY_DYNAMIC_DISPATCH(QuantizeBlocks)(x, cols, q, scale, code_sums);
+void quantize_blocks(const float* x, size_t cols, int8_t* q, float* scale, float* code_sums, size_t digits) {
+  HWY_DYNAMIC_DISPATCH(QuantizeBlocks)(x, cols, q, scale, code_sums, digits);
 }
 
 }  // namespace qwen35::cpu

@@ -1,0 +1,152 @@
+// GGUF weights against x in 24 bits (BackendOptions::int24_activations):
+// three 8-bit digits rebuild x to float32's precision, the scalar twin stays
+// that close to the float64 dot, and the CPU kernels of every SIMD target
+// match the twin.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "cpu/int8_activations.h"
+#include "cpu/simd.h"
+#include "gguf_int8_util.h"
+#include "gguf_test_util.h"
+#include "qwen35/backend.h"
+#include "qwen35/dense_weights.h"
+#include "support/test_support.h"
+
+namespace qwen35::testing {
+namespace {
+
+constexpr size_t kDigits = cpu::kInt24Digits;
+constexpr double kLastStep = 254.0 * 254.0;  // the third digit's step, in units of x's 8-bit step
+
+// x's digit d at element i as the kernels read it.
+int digit(const cpu::Int8Activations& x, size_t d, size_t i) { return x.q[d * x.cols + i]; }
+
+double rebuilt(const cpu::Int8Activations& x, size_t i) {
+  double t = 0;
+  for (size_t d = 0; d < kDigits; ++d) t += double{cpu::kDigitWeight[d]} * digit(x, d, i);
+  return double{x.scale[i / 32]} * t;
+}
+
+// Each element within half the third digit's step (plus the float32 rounding
+// of x times the inverse scale), the first digit the 8-bit code, every digit
+// an 8-bit code, and the sums the kernels use those of the digits.
+TEST(Int24Activations, DigitsRebuildXToFloat32Precision) {
+  const std::vector<float> x = varied_floats(4096, 1);
+  const GgufQuantized q(x, kDigits), q8(x);
+  double worst = 0;  // the largest error, in half third-digit steps
+  for (size_t b = 0; b < x.size() / 32; ++b) {
+    ASSERT_EQ(q.x.scale[b], q8.x.scale[b]) << "block " << b;
+    double block_sum = 0;
+    for (size_t g = 0; g < 2; ++g) {
+      double group_sum = 0;
+      for (size_t d = 0; d < kDigits; ++d) {
+        int digit_sum = 0;
+        for (size_t k = 16 * g; k < 16 * g + 16; ++k) digit_sum += digit(q.x, d, 32 * b + k);
+        group_sum += double{cpu::kDigitWeight[d]} * digit_sum;
+      }
+      ASSERT_NEAR(q.x.code_sums[2 * b + g], group_sum, 1e-6 * (std::fabs(group_sum) + 1)) << "block " << b;
+      block_sum += q.x.code_sums[2 * b + g];
+    }
+    ASSERT_NEAR(q.x.sums[b], q.x.scale[b] * block_sum, 1e-6 * std::fabs(q.x.scale[b]) * (std::fabs(block_sum) + 1));
+    for (size_t k = 0; k < 32; ++k) {
+      const size_t i = 32 * b + k;
+      ASSERT_EQ(digit(q.x, 0, i), q8.x.q[i]) << "element " << i;
+      for (size_t d = 0; d < kDigits; ++d) ASSERT_LE(std::abs(digit(q.x, d, i)), 127) << "element " << i;
+      const double half_step = q.x.scale[b] / 2 / kLastStep;
+      const double error = std::fabs(rebuilt(q.x, i) - x[i]);
+      ASSERT_LE(error, half_step * 1.0001 + 2e-7 * std::fabs(x[i])) << "element " << i << " x " << x[i];
+      if (half_step > 0) worst = std::max(worst, error / half_step);
+    }
+  }
+  EXPECT_GT(worst, 0.5);  // the digits do round: the bound is not loose to the point of meaning nothing
+}
+
+// The twin's dot with x in 24 bits against the float64 one: within what
+// rounding x to 24 bits can move it, 254^2 times less than 8 bits can.
+TEST(Int24Activations, TwinWithinTheRoundingOfX) {
+  EXPECT_GT(twin_error_over_rounding(kDigits, 1 / kLastStep, 4e-7), 1e-3);
+}
+
+TEST(Int24Activations, CpuKernelsMatchTheTwinOnTheChosenTarget) { check_gguf_cpu_kernels(kGgufInt8Types, kDigits); }
+
+TEST(Int24Activations, CpuGemvPropagatesNaN) {
+  check_gemv_propagates_nan(kGgufInt8Types, {.threads = 2, .int24_activations = true});
+}
+
+// y = W x on a CPU backend with `options`, W of `type` loaded as `layout`.
+std::vector<float> cpu_gemv(const BackendOptions& options, DType type, DType layout, uint32_t rows, uint32_t cols,
+                            uint32_t seed) {
+  const std::vector<std::byte> w = random_blocks(type, rows * cols / dtype_block_size(type), seed);
+  std::unique_ptr<GpuBackend> gpu = create_backend("cpu", options);
+  const auto m = make_dense_weights(*gpu, type, rows, cols, w.data(), gpu->default_stream());
+  EXPECT_EQ(m->dtype(), layout);
+  Device d{*gpu, {}};
+  const DevicePtr y = d.put(std::vector<float>(rows, NAN));
+  m->gemv(*gpu, d.put(varied_floats(cols, seed + 1)), y, gpu->default_stream());
+  return d.get(y, rows);
+}
+
+// Q8_0 stays row-major with float x (its float kernel is the faster one):
+// its gemv is the float backend's to the bit.
+TEST(Int24Activations, Q8_0KeepsFloatX) {
+  const std::vector<float> float_x = cpu_gemv({.threads = 2}, DType::kQ8_0, DType::kQ8_0, 32, 256, 10);
+  const std::vector<float> int24 =
+      cpu_gemv({.threads = 2, .int24_activations = true}, DType::kQ8_0, DType::kQ8_0, 32, 256, 10);
+  EXPECT_EQ(std::memcmp(float_x.data(), int24.data(), float_x.size() * sizeof(float)), 0);
+}
+
+// int8_activations wins over int24_activations; either regroups Q4_K.
+TEST(Int24Activations, Int8WinsWhereBothAreSet) {
+  const auto q4_k = [](const BackendOptions& options) {
+    return cpu_gemv(options, DType::kQ4_K, DType::kQ4_Kx16, 16, 256, 8);
+  };
+  const std::vector<float> both = q4_k({.threads = 2, .int8_activations = true, .int24_activations = true});
+  EXPECT_EQ(both, q4_k({.threads = 2, .int8_activations = true}));
+  EXPECT_NE(both, q4_k({.threads = 2, .int24_activations = true}));
+}
+
+class Int24Cpu : public ::testing::TestWithParam<int64_t> {
+ protected:
+  void SetUp() override { simd::force_target(GetParam()); }
+  void TearDown() override { simd::force_target(0); }
+};
+
+TEST_P(Int24Cpu, KernelsMatchTheTwin) { check_gguf_cpu_kernels(kGgufInt8Types, kDigits); }
+
+// The digits of every target against the scalar twin's, to the bit: random
+// blocks of several magnitudes, an all-zero block (varied_floats), exact
+// halves, subnormals, and blocks holding a NaN or an infinity.
+TEST_P(Int24Cpu, QuantizerMatchesTheScalarTwinToTheBit) {
+  for (size_t cols : {32u, 96u, 1024u}) {
+    SCOPED_TRACE(::testing::Message() << "cols " << cols);
+    std::vector<float> x = varied_floats(cols, static_cast<uint32_t>(cols));
+    if (cols >= 1024) {
+      for (size_t k = 0; k < 32; ++k) x[128 + k] = k == 0 ? 127.0f : static_cast<float>(k) - 15.5f;
+      for (size_t k = 0; k < 32; ++k) x[192 + k] = 1e-40f * static_cast<float>(k + 1);
+      x[256 + 7] = std::numeric_limits<float>::quiet_NaN();
+      x[288 + 31] = std::numeric_limits<float>::infinity();
+    }
+    std::vector<int8_t> q(kDigits * cols), q_twin(kDigits * cols);
+    std::vector<float> scale(cols / 32), scale_twin(cols / 32);
+    std::vector<float> sums(kDigits * cols / 16), sums_twin(kDigits * cols / 16);
+    cpu::quantize_blocks(x.data(), cols, q.data(), scale.data(), sums.data(), kDigits);
+    cpu::quantize_blocks_scalar(x.data(), cols, q_twin.data(), scale_twin.data(), sums_twin.data(), kDigits);
+    for (size_t k = 0; k < q.size(); ++k) {
+      ASSERT_EQ(q[k], q_twin[k]) << "digit " << k / cols << " element " << k % cols << " x " << x[k % cols];
+    }
+    ASSERT_EQ(std::memcmp(scale.data(), scale_twin.data(), scale.size() * sizeof(float)), 0);
+    ASSERT_EQ(sums, sums_twin);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryTarget, Int24Cpu, ::testing::ValuesIn(simd::available_targets()),
+                         [](const ::testing::TestParamInfo<int64_t>& info) { return simd::target_name(info.param); });
+
+}  // namespace
+}  // namespace qwen35::testing
