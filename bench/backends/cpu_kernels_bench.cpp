@@ -30,6 +30,9 @@ GpuBackend& cpu(int64_t digits = 0) {
   return digits == 0 ? *backend : digits == 1 ? *int8_backend : *int24_backend;
 }
 
+// " int8 x", " int24 x" or "" for x in that many 8-bit digits.
+std::string x_label(int64_t digits) { return digits == 1 ? " int8 x" : digits == 3 ? " int24 x" : ""; }
+
 DeviceBuffer filled(size_t bytes, uint8_t value, GpuBackend& gpu = cpu()) {
   DeviceBuffer b(gpu, bytes);
   gpu.fill(b.ptr(), value, bytes, gpu.default_stream());
@@ -71,7 +74,7 @@ void BM_Gemv(benchmark::State& state) {
            gpu.default_stream());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes));
-  state.SetLabel(std::string(dtype_name(type)) + (state.range(4) == 1 ? " int8 x" : state.range(4) == 3 ? " int24 x" : ""));
+  state.SetLabel(std::string(dtype_name(type)) + x_label(state.range(4)));
 }
 BENCHMARK(BM_Gemv)
     ->ArgNames({"rows", "cols", "dtype", "cached", "int8"})
@@ -109,15 +112,16 @@ void BM_LaunchOverhead(benchmark::State& state) {
 BENCHMARK(BM_LaunchOverhead)->ArgNames({"rows"})->Arg(8)->Arg(16)->Arg(1024)->UseRealTime();
 
 // MLX affine matrices with bf16 scales and biases, group 64. Args: rows, cols,
-// bits (4 or 8), cached, int8 (x quantized to 8 bits, integer dot products),
-// x16 (with int8: the layout regrouped 16 rows at a time, as the CPU keeps
-// such matrices, qwen35/mlx_affine.h); cached as in BM_Gemv. Bytes:
+// bits (4 or 8), cached, int8 (x quantized to 8 bits, integer dot products;
+// 3: x in 24 bits, regrouped only), x16 (with int8: the layout regrouped 16
+// rows at a time, as the CPU keeps such matrices, qwen35/mlx_affine.h);
+// cached as in BM_Gemv. Bytes:
 // codes, scales and biases.
 void BM_MlxGemv(benchmark::State& state) {
   const auto rows = static_cast<uint32_t>(state.range(0)), cols = static_cast<uint32_t>(state.range(1));
   const auto bits = static_cast<uint32_t>(state.range(2));
   constexpr uint32_t kGroup = 64;
-  GpuBackend& gpu = cpu(state.range(4) != 0);
+  GpuBackend& gpu = cpu(state.range(4));
   const size_t code_bytes = size_t{rows} * cols * bits / 8, scale_bytes = size_t{rows} * (cols / kGroup) * 2;
   const size_t matrix_bytes = code_bytes + 2 * scale_bytes;
   const size_t copies = rotation_copies(state.range(3) != 0, matrix_bytes);
@@ -137,12 +141,12 @@ void BM_MlxGemv(benchmark::State& state) {
            gpu.default_stream());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes));
-  state.SetLabel(layout + (state.range(4) ? " int8 x" : ""));
+  state.SetLabel(layout + x_label(state.range(4)));
 }
 BENCHMARK(BM_MlxGemv)
     ->ArgNames({"rows", "cols", "bits", "cached", "int8", "x16"})
     ->ArgsProduct({{3584}, {1024}, {4, 8}, {0, 1}, {0, 1}, {0}})
-    ->ArgsProduct({{3584}, {1024}, {4, 8}, {0, 1}, {1}, {1}})
+    ->ArgsProduct({{3584}, {1024}, {4, 8}, {0, 1}, {1, 3}, {1}})
     ->UseRealTime();
 
 // Decode attention of the 0.8B shape (8 query heads, 2 KV heads of 256) over

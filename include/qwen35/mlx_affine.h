@@ -75,7 +75,7 @@ inline float mlx_dequantize(float scale, uint32_t code, float bias) {
 }
 
 // The rows regrouped 16 at a time, the layout the CPU keeps matrices in for
-// x in 8 bits (GpuBackend::regroups_mlx_rows; kernels "gemv_mlx4x16_bf16",
+// x in 8 or 24 bits (GpuBackend::regroups_mlx_rows; kernels "gemv_mlx4x16_bf16",
 // "gemv_mlx8x16_bf16", ...): the same bytes in another order, so that each
 // int32 lane of a 64-byte vector holds four code bytes of one of 16 rows and
 // the rows' dot products accumulate side by side. For each 16 rows and each

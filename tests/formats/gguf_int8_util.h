@@ -17,6 +17,7 @@
 #include "cpu/int8_activations.h"
 #include "cpu/simd.h"
 #include "gguf_test_util.h"
+#include "int24_test_util.h"
 #include "qwen35/backend.h"
 #include "qwen35/dense_weights.h"
 #include "qwen35/gguf_quants.h"
@@ -112,23 +113,6 @@ inline void check_gemv_propagates_nan(std::span<const DType> types, const Backen
     m->gemv(*gpu, d.put(x), y, gpu->default_stream());
     for (float v : d.get(y, rows)) EXPECT_TRUE(std::isnan(v));
   }
-}
-
-// x whose blocks of 32 lean on x's second and third 8-bit digits (x in 24
-// bits): element 0 of each is +-127 (the scale 1), elements 1-15 multiples of
-// 1/254 and 16-31 of 1/254^2 below 127 of them, so their first digits (and
-// the last ones' second) are 0. Against random weights a kernel that dropped
-// or misweighted a digit would be off by about 1e-4 of sum |w x|, 25 times
-// the kernel checks' tolerance; with random x, by about the float32 rounding
-// that tolerance allows.
-inline std::vector<float> digit_rich_floats(size_t n, uint32_t seed) {
-  const std::vector<float> j = random_floats(n, seed, -126, 126);
-  std::vector<float> x(n);
-  for (size_t i = 0; i < n; ++i) {
-    const float step = i % 32 < 16 ? 1.0f / 254 : 1.0f / (254.0f * 254.0f);
-    x[i] = i % 32 == 0 ? (j[i] < 0 ? -127.0f : 127.0f) : std::round(j[i]) * step;
-  }
-  return x;
 }
 
 // The CPU's GGUF gemv, pair and SwiGLU-down + residual against the twin, x

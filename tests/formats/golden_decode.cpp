@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iostream>
 
 #include "qwen35/model.h"
 #include "support/test_support.h"
@@ -37,6 +38,15 @@ Decoded decode_against_golden(const std::string& folder, Checkpoint checkpoint, 
     out.agree += std::max_element(a, a + vocab) - a == std::max_element(g, g + vocab) - g;
   }
   return out;
+}
+
+void expect_float32_grade(const Decoded& float_x, const Decoded& other, const std::string& what) {
+  const Deviation d = deviation(other.logits.data(), float_x.logits.data(), float_x.logits.size());
+  std::cout << what << ": max |logit - float activations'| / max = " << d.relative() << "\n";
+  EXPECT_FALSE(d.has_nan);
+  EXPECT_GT(d.relative(), 0.0);
+  EXPECT_LE(d.relative(), 3e-5);
+  EXPECT_EQ(other.agree, float_x.agree);
 }
 
 }  // namespace qwen35::testing

@@ -22,4 +22,11 @@ struct Decoded {
 Decoded decode_against_golden(const std::string& folder, Checkpoint checkpoint, const std::string& backend = "cpu",
                               BackendOptions options = {});
 
+// `other`'s logits are `float_x`'s to float32's precision (x in 24 bits,
+// BackendOptions::int24_activations): within 3e-5 of their largest, the bound
+// the GPU backends' float32 arithmetic gets against the CPU's; not equal
+// (the integer kernels did run); the same argmax as often. Prints the
+// deviation after `what`.
+void expect_float32_grade(const Decoded& float_x, const Decoded& other, const std::string& what);
+
 }  // namespace qwen35::testing

@@ -22,9 +22,9 @@ inline simd::MlxRows rows_of(const QuantizedMatrix& m) {
 struct Quantized {
   std::vector<float> scratch;
   cpu::MlxInt8Activations x;
-  Quantized(const std::vector<float>& v, uint32_t bits, uint32_t group_size)
-      : scratch(cpu::mlx_int8_activation_floats(v.size(), group_size)) {
-    x = cpu::quantize_mlx_activations(v.data(), v.size(), bits, group_size, scratch.data());
+  Quantized(const std::vector<float>& v, uint32_t bits, uint32_t group_size, size_t digits = 1)
+      : scratch(cpu::mlx_int8_activation_floats(v.size(), group_size, digits)) {
+    x = cpu::quantize_mlx_activations(v.data(), v.size(), bits, group_size, scratch.data(), digits);
   }
 };
 

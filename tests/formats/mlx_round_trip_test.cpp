@@ -96,16 +96,24 @@ struct Int8Case {
   double max_deviation;      // max |int8 logit - float logit| / max |float logit|
 };
 
+// A golden converted to MLX as `param` says, decoded on the CPU with float
+// activations and with `options`.
+struct FloatAndOther {
+  Decoded float_x, other;
+};
+FloatAndOther decode_float_and(const RoundTripCase& param, const BackendOptions& options) {
+  TempDir out;
+  const std::filesystem::path dir = out.path() / "mlx";
+  write_mlx_checkpoint(open_hf_checkpoint(shared_dir() / "golden" / param.folder), dir, {param.bits, param.group_size});
+  return {decode_against_golden(param.folder, open_hf_checkpoint(dir)),
+          decode_against_golden(param.folder, open_hf_checkpoint(dir), "cpu", options)};
+}
+
 class MlxInt8RoundTrip : public ::testing::TestWithParam<Int8Case> {};
 
 TEST_P(MlxInt8RoundTrip, LogitsStayNearThoseOfFloatActivations) {
   const RoundTripCase& param = GetParam().checkpoint;
-  TempDir out;
-  const std::filesystem::path dir = out.path() / "mlx";
-  write_mlx_checkpoint(open_hf_checkpoint(shared_dir() / "golden" / param.folder), dir, {param.bits, param.group_size});
-  const Decoded float_x = decode_against_golden(param.folder, open_hf_checkpoint(dir));
-  const Decoded int8_x =
-      decode_against_golden(param.folder, open_hf_checkpoint(dir), "cpu", {.int8_activations = true});
+  const auto [float_x, int8_x] = decode_float_and(param, {.int8_activations = true});
   const Deviation d = deviation(int8_x.logits.data(), float_x.logits.data(), float_x.logits.size());
   std::cout << "[ mlx      ] " << param.folder << " mlx" << param.bits << " g" << param.group_size
             << " int8 activations: max |logit - float activations'| / max = " << d.relative() << "; against the golden "
@@ -126,6 +134,22 @@ INSTANTIATE_TEST_SUITE_P(SharedGoldens, MlxInt8RoundTrip,
                          [](const ::testing::TestParamInfo<Int8Case>& info) {
                            return case_name(::testing::TestParamInfo<RoundTripCase>(info.param.checkpoint, info.index));
                          });
+
+// With x in 24 bits (BackendOptions::int24_activations) the regrouped
+// matrices' logits are float activations' to float32's precision, as for
+// GGUF (gguf_round_trip_test.cpp): within 3e-5, the same argmaxes.
+class MlxInt24RoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
+
+TEST_P(MlxInt24RoundTrip, LogitsAreThoseOfFloatActivations) {
+  const RoundTripCase& param = GetParam();
+  const auto [float_x, int24_x] = decode_float_and(param, {.int24_activations = true});
+  expect_float32_grade(float_x, int24_x,
+                       "[ mlx      ] " + param.folder + " mlx" + std::to_string(param.bits) + " g" +
+                           std::to_string(param.group_size) + " int24 activations");
+}
+
+INSTANTIATE_TEST_SUITE_P(SharedGoldens, MlxInt24RoundTrip,
+                         ::testing::Values(cases()[0], cases()[2], cases()[3], cases()[5]), case_name);
 
 // The GPU backends decode a whole MLX model, quantized embedding and output
 // projection included, to the CPU's logits (both float32 arithmetic; only the

@@ -11,6 +11,7 @@
 #include "cpu/simd.h"
 #include "formats/mlx_affine_weights.h"
 #include "gguf_test_util.h"
+#include "int24_test_util.h"
 #include "mlx_int8_util.h"
 #include "mlx_test_util.h"
 
@@ -89,19 +90,21 @@ std::unique_ptr<MlxAffineWeights> place(GpuBackend& gpu, const QuantizedMatrix& 
 
 bool is_regrouped(const MlxAffineWeights& w) { return w.format_name().find("x16") != std::string::npos; }
 
-// The CPU regroups matrices of whole groups of 16 rows when x is in 8 bits,
-// and nothing else.
-TEST(MlxRegroup, CpuRegroupsRowsForInt8Activations) {
-  const BackendOptions int8{.threads = 2, .int8_activations = true};
+// The CPU regroups matrices of whole groups of 16 rows when x is in 8 or
+// 24 bits, and nothing else.
+TEST(MlxRegroup, CpuRegroupsRowsForIntegerActivations) {
+  const BackendOptions int8{.threads = 2, .int8_activations = true}, int24{.threads = 2, .int24_activations = true};
   const BackendOptions float_x{.threads = 2};
   const BackendOptions unregrouped{.threads = 2, .int8_activations = true, .regroup_rows = false};
   const QuantizedMatrix four = quantize_random(32, 128, {4, 64}, DType::kBF16, 1);
   const QuantizedMatrix odd_rows = quantize_random(33, 128, {4, 64}, DType::kBF16, 2);
   const QuantizedMatrix eight = quantize_random(32, 128, {8, 64}, DType::kBF16, 3);
-  std::unique_ptr<GpuBackend> cpu = create_backend("cpu", int8);
-  EXPECT_EQ(place(*cpu, four)->format_name(), "mlx4x16-g64-bf16");
-  EXPECT_FALSE(is_regrouped(*place(*cpu, odd_rows)));
-  EXPECT_EQ(place(*cpu, eight)->format_name(), "mlx8x16-g64-bf16");
+  for (const BackendOptions& options : {int8, int24}) {
+    std::unique_ptr<GpuBackend> cpu = create_backend("cpu", options);
+    EXPECT_EQ(place(*cpu, four)->format_name(), "mlx4x16-g64-bf16");
+    EXPECT_FALSE(is_regrouped(*place(*cpu, odd_rows)));
+    EXPECT_EQ(place(*cpu, eight)->format_name(), "mlx8x16-g64-bf16");
+  }
   for (const BackendOptions& options : {float_x, unregrouped}) {
     std::unique_ptr<GpuBackend> other = create_backend("cpu", options);
     EXPECT_EQ(place(*other, four)->format_name(), "mlx4-g64-bf16");
@@ -110,12 +113,15 @@ TEST(MlxRegroup, CpuRegroupsRowsForInt8Activations) {
   EXPECT_FALSE(is_regrouped(*place(*create_backend("reference"), four)));
 }
 
-void check_gemvs(GpuBackend& gpu);
+void check_gemvs(GpuBackend& gpu, size_t digits = 1);
+
+constexpr BackendOptions kInt24{.threads = 2, .int24_activations = true};
 
 // On the target the backend chooses: where the CPU has AVX-512 VNNI, its
 // kernels, which no forced target runs.
 TEST(MlxRegroup, GemvsMatchTheTwinOnTheChosenTarget) {
   check_gemvs(*create_backend("cpu", BackendOptions{.threads = 2, .int8_activations = true}));
+  check_gemvs(*create_backend("cpu", kInt24), cpu::kInt24Digits);
 }
 
 class MlxX16Cpu : public ::testing::TestWithParam<int64_t> {
@@ -152,47 +158,62 @@ TEST_P(MlxX16Cpu, RowDequantizationIsBitExact) {
 // Plain, gate/up pair, SwiGLU-down with residual, each against the twin of
 // the rows as they came: from one group of 16 rows (a pass of one band) to
 // many (passes of two bands and groups left over, split across threads);
-// rows of one unit (64 columns) and of several; every group size and scale type.
-void check_gemvs(GpuBackend& gpu) {
+// rows of one unit (64 columns) and of several; every group size and scale
+// type; x in `digits` 8-bit digits (gpu's: 1 or 3), for 3 random and
+// digit-rich (digit_rich_floats) in turn.
+void check_gemvs(GpuBackend& gpu, size_t digits) {
   const Stream s = gpu.default_stream();
   for (uint32_t bits : kBits) {
     for (uint32_t gs : kGroupSizes) {
       for (DType dtype : kScaleTypes) {
         for (uint32_t rows : {16u, 48u, 80u, 256u}) {
           for (uint32_t cols : {64u, 192u, 1024u}) {
-            if (cols % gs != 0) continue;
-            SCOPED_TRACE(::testing::Message() << bits << " bits, group " << gs << ", " << dtype_suffix(dtype)
-                                              << ", rows " << rows << ", cols " << cols);
-            const QuantizedMatrix m0 = quantize_random(rows, cols, {bits, gs}, dtype, rows + cols + gs + bits);
-            const QuantizedMatrix m1 = quantize_random(rows + 16, cols, {bits, gs}, dtype, rows + cols + gs + bits + 1);
-            const auto w0 = place(gpu, m0), w1 = place(gpu, m1);
-            ASSERT_TRUE(is_regrouped(*w0) && is_regrouped(*w1));
-            const std::vector<float> x = varied_floats(cols, 3);
-            const std::vector<float> up = random_floats(cols, 4, -2, 2);
-            const std::vector<float> residual = random_floats(rows, 5);
-            Device d{gpu, {}};
-            const DevicePtr dx = d.put(x), dup = d.put(up), dres = d.put(residual);
-            const DevicePtr y0 = d.put(std::vector<float>(rows, NAN)), y1 = d.put(std::vector<float>(rows + 16, NAN));
-            const auto expect_twin = [&](const std::vector<float>& got, const QuantizedMatrix& m,
-                                         const std::vector<float>& input, const std::vector<float>* base,
-                                         const char* what) {
-              const Quantized q(input, bits, gs);
-              const Reference ref = reference(m, input);
-              for (uint32_t r = 0; r < m.rows; ++r) {
-                const double want = (base ? (*base)[r] : 0.0) + cpu::mlx_int8_row_dot(rows_of(m), r, q.x);
-                ASSERT_NEAR(got[r], want, kKernelTolerance * (ref.magnitude[r] + 1)) << what << " row " << r;
-              }
-            };
-            w0->gemv(gpu, dx, y0, s);
-            expect_twin(d.get(y0, rows), m0, x, nullptr, "gemv");
-            w0->gemv_gate_up_with(*w1, gpu, dx, y0, y1, s);
-            expect_twin(d.get(y0, rows), m0, x, nullptr, "pair first");
-            expect_twin(d.get(y1, rows + 16), m1, x, nullptr, "pair second");
-            // The activation as the backend computes it, so both quantize the same floats.
-            std::vector<float> act(cols);
-            simd::silu_mul(x.data(), up.data(), act.data(), cols);
-            w0->gemv_silu_gate_resid(gpu, dx, dup, dres, y0, s);
-            expect_twin(d.get(y0, rows), m0, act, &residual, "silu gate + residual");
+            for (bool rich : {false, true}) {
+              if (cols % gs != 0 || (rich && digits == 1)) continue;
+              SCOPED_TRACE(::testing::Message() << bits << " bits, group " << gs << ", " << dtype_suffix(dtype)
+                                                << ", rows " << rows << ", cols " << cols
+                                                << (rich ? ", digit-rich x" : ""));
+              const QuantizedMatrix m0 = quantize_random(rows, cols, {bits, gs}, dtype, rows + cols + gs + bits);
+              const QuantizedMatrix m1 =
+                  quantize_random(rows + 16, cols, {bits, gs}, dtype, rows + cols + gs + bits + 1);
+              const auto w0 = place(gpu, m0), w1 = place(gpu, m1);
+              ASSERT_TRUE(is_regrouped(*w0) && is_regrouped(*w1));
+              const std::vector<float> x = rich ? digit_rich_floats(cols, 3) : varied_floats(cols, 3);
+              const std::vector<float> up = random_floats(cols, 4, -2, 2);
+              const std::vector<float> residual = random_floats(rows, 5);
+              Device d{gpu, {}};
+              const DevicePtr dx = d.put(x), dup = d.put(up), dres = d.put(residual);
+              const DevicePtr y0 = d.put(std::vector<float>(rows, NAN)), y1 = d.put(std::vector<float>(rows + 16, NAN));
+              const auto expect_twin = [&](const std::vector<float>& got, const QuantizedMatrix& m,
+                                           const std::vector<float>& input, const std::vector<float>* base,
+                                           const char* what) {
+                const Quantized q(input, bits, gs, digits);
+                const Reference ref = reference(m, input);
+                for (uint32_t r = 0; r < m.rows; ++r) {
+                  const double want = (base ? (*base)[r] : 0.0) + cpu::mlx_int8_row_dot(rows_of(m), r, q.x);
+                  // The kernels' sums are of codes times scales, w - bias: as large as
+                  // sum |w x| + sum |bias x|, which digit-rich x (one element per block
+                  // dominating) can make several times sum |w x| alone.
+                  double bias_part = 0;
+                  for (uint32_t c = 0; c < m.cols; ++c) {
+                    bias_part += std::fabs(load_scale(m.scale_dtype, m.biases, size_t{r} * (m.cols / gs) + c / gs) *
+                                           double{input[c]});
+                  }
+                  ASSERT_NEAR(got[r], want, kKernelTolerance * (ref.magnitude[r] + bias_part + 1))
+                      << what << " row " << r;
+                }
+              };
+              w0->gemv(gpu, dx, y0, s);
+              expect_twin(d.get(y0, rows), m0, x, nullptr, "gemv");
+              w0->gemv_gate_up_with(*w1, gpu, dx, y0, y1, s);
+              expect_twin(d.get(y0, rows), m0, x, nullptr, "pair first");
+              expect_twin(d.get(y1, rows + 16), m1, x, nullptr, "pair second");
+              // The activation as the backend computes it, so both quantize the same floats.
+              std::vector<float> act(cols);
+              simd::silu_mul(x.data(), up.data(), act.data(), cols);
+              w0->gemv_silu_gate_resid(gpu, dx, dup, dres, y0, s);
+              expect_twin(d.get(y0, rows), m0, act, &residual, "silu gate + residual");
+            }
           }
         }
       }
@@ -201,6 +222,8 @@ void check_gemvs(GpuBackend& gpu) {
 }
 
 TEST_P(MlxX16Cpu, GemvsMatchTheTwin) { check_gemvs(*gpu_); }
+
+TEST_P(MlxX16Cpu, GemvsMatchTheTwinWithXIn24Bits) { check_gemvs(*create_backend("cpu", kInt24), cpu::kInt24Digits); }
 
 INSTANTIATE_TEST_SUITE_P(EveryTarget, MlxX16Cpu, ::testing::ValuesIn(simd::available_targets()),
                          [](const ::testing::TestParamInfo<int64_t>& info) { return simd::target_name(info.param); });

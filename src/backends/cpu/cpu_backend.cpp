@@ -74,7 +74,7 @@ std::string CpuBackend::device_description() const {
         ", int8 activations for GGUF and MLX weights (integer kernels {}; Q6_K and row-major mlx4 rows in {} bands)",
         gguf_cpu::int8_kernel_target(), cpu::heavy_int8_gemv_bands());
   } else if (regroup_rows_) {
-    description += fmt::format(", int24 activations for regrouped GGUF weights (integer kernels {})",
+    description += fmt::format(", int24 activations for regrouped GGUF and MLX weights (integer kernels {})",
                                gguf_cpu::int8_kernel_target());
   }
   return description;
@@ -94,7 +94,7 @@ DType CpuBackend::weight_layout(DType dtype, uint32_t rows, uint32_t cols) const
 }
 
 bool CpuBackend::regroups_mlx_rows(uint32_t bits, uint32_t rows, uint32_t cols) const {
-  return regroup_rows_ && int8_activations_ && mlx_regroupable(bits, rows, cols);
+  return regroup_rows_ && mlx_regroupable(bits, rows, cols);
 }
 
 float* CpuBackend::launch_scratch(size_t count) {

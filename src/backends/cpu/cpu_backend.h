@@ -25,8 +25,8 @@ class CpuBackend final : public HostBackend {
   }
   // BackendOptions::int8_activations: the GGUF and MLX gemvs quantize x to 8 bits.
   bool int8_activations() const { return int8_activations_; }
-  // The digits of x for the regrouped GGUF layouts: 1 (8 bits), or 3 (24 bits)
-  // with BackendOptions::int24_activations alone.
+  // The digits of x for the regrouped layouts (GGUF and MLX): 1 (8 bits), or
+  // 3 (24 bits) with BackendOptions::int24_activations alone.
   size_t regrouped_x_digits() const { return int8_activations_ ? 1 : cpu::kInt24Digits; }
   // Weights are copied into huge-page memory rather than aliased: walking a
   // memory-mapped file's 4 KiB pages costs a TLB miss every few rows.

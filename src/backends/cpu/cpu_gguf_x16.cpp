@@ -104,15 +104,6 @@ HWY_INLINE void run_dots(const uint8_t* codes, size_t v, const VS (*quads)[8], V
   }
 }
 
-// The int32 sums of a sub-block's D digits of x (D = x.digits: 1 for x in 8
-// bits, 3 for 24) as one float: sum_d acc[d] * kDigitWeight[d].
-template <size_t D, class DF, class VQ>
-HWY_INLINE hn::Vec<DF> digit_sum(DF df, const VQ* acc) {
-  auto sum = hn::ConvertTo(df, acc[0]);
-  for (size_t d = 1; d < D; ++d) sum = hn::MulAdd(hn::ConvertTo(df, acc[d]), hn::Set(df, cpu::kDigitWeight[d]), sum);
-  return sum;
-}
-
 // out[16 k + r] = row r of group k (< G; each `blocks` consecutive blocks
 // from g[k]) . x, whose D digits each meet the codes in dot products of their own.
 template <typename Grouped, size_t G, size_t D>
@@ -151,7 +142,7 @@ HWY_INLINE void group_dots(const Grouped* const* g, const cpu::Int8Activations& 
         for (size_t d = 0; d < D; ++d) digits[d] = hn::Add(acc[d][0], acc[d][1]);
         const auto d = hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(b.d) + n * p));
         const auto factor = hn::Mul(d, x_scale);
-        total[k][p] = hn::MulAdd(digit_sum<D>(df, digits), factor, total[k][p]);
+        total[k][p] = hn::MulAdd(cpu::HWY_NAMESPACE::digit_sum<D>(df, digits), factor, total[k][p]);
         if constexpr (L::kOffset != 0) offset[k][p] = hn::MulAdd(factor, code_sum, offset[k][p]);
       }
     }
@@ -288,7 +279,7 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
             const auto scale = hn::PromoteTo(dq, hn::Load(d8_lanes, unpacked[k] + 16 * j + n * p));
             const auto min = hn::PromoteTo(dq, hn::Load(d8_lanes, unpacked[k] + 128 + 16 * j + n * p));
             const auto factor = hn::Mul(hn::ConvertTo(df, scale), hn::Set(df, x_scale));
-            sums[k] = hn::MulAdd(digit_sum<D>(df, acc[k][half]), factor, sums[k]);
+            sums[k] = hn::MulAdd(cpu::HWY_NAMESPACE::digit_sum<D>(df, acc[k][half]), factor, sums[k]);
             min_sums[k] = hn::MulAdd(hn::ConvertTo(df, min), x_sum, min_sums[k]);
           }
         }

@@ -5,7 +5,7 @@
 // simd::mlx_gemv_bands, cpu::mlx_int8_bands or, a row at a time,
 // cpu::mlx_int8_rows; matrices regrouped 16 rows at a time
 // (CpuBackend::regroups_mlx_rows; kernels "gemv_mlx4x16_bf16", ...) always
-// with x in 8 bits, in groups of 16 rows, by cpu::mlx_x16_groups. Row
+// with x in 8 bits or 24, in groups of 16 rows, by cpu::mlx_x16_groups. Row
 // dequantization (one embedding row per token) is the scalar specification,
 // so it is bit-identical to the reference.
 #include <algorithm>
@@ -29,21 +29,22 @@ simd::MlxRows rows_of(const MlxMatrixRef& w, uint32_t cols, uint32_t group_size)
                        .cols = cols, .group_size = group_size};
 }
 
-// Floats of launch scratch that PreparedX takes.
-size_t prepared_floats(bool int8, uint32_t cols, uint32_t group_size) {
-  return int8 ? cpu::mlx_int8_activation_floats(cols, group_size) : cols + cols / group_size;
+// Floats of launch scratch that PreparedX takes, x in `digits` 8-bit digits (0: float).
+size_t prepared_floats(size_t digits, uint32_t cols, uint32_t group_size) {
+  return digits > 0 ? cpu::mlx_int8_activation_floats(cols, group_size, digits) : cols + cols / group_size;
 }
 
 // x as the rows' kernels read it: in code order with its group sums (float
-// kernels), or in 8 bits (int8: BackendOptions::int8_activations, and always
-// for regrouped rows; cpu/mlx_int8.h), in the launch scratch from `scratch` on.
+// kernels), or in 8-bit digits (BackendOptions::int8_activations, and always
+// for regrouped rows, in three with int24_activations; cpu/mlx_int8.h), in the
+// launch scratch from `scratch` on.
 class PreparedX {
  public:
-  PreparedX(bool int8, bool regrouped, uint32_t bits, const float* x, uint32_t cols, uint32_t group_size,
+  PreparedX(size_t digits, bool regrouped, uint32_t bits, const float* x, uint32_t cols, uint32_t group_size,
             float* scratch)
       : bits_(bits), regrouped_(regrouped) {
-    if (int8) {
-      int8_ = cpu::quantize_mlx_activations(x, cols, bits, group_size, scratch);
+    if (digits > 0) {
+      int8_ = cpu::quantize_mlx_activations(x, cols, bits, group_size, scratch, digits);
     } else {
       simd::mlx_prepare_x(bits, x, cols, group_size, scratch, scratch + cols);
       coded_ = scratch;
@@ -101,17 +102,21 @@ class PreparedX {
 // row-major or (Regrouped) regrouped 16 rows at a time.
 template <uint32_t Bits, typename E, bool Regrouped>
 struct MlxKernels {
-  // Whether x goes to the kernels in 8 bits: as the backend chose, and always
-  // for regrouped rows, made for the integer kernels.
-  static bool int8(const CpuBackend& cpu) { return Regrouped || cpu.int8_activations(); }
-  // x for a launch with `cols` columns, in `scratch` (prepared_floats(int8(cpu), ...)).
+  // x's 8-bit digits for the kernels (0: float): regrouped rows, made for the
+  // integer kernels, take 1 or 3 as the backend chose; the others 1 with
+  // int8_activations.
+  static size_t digits(const CpuBackend& cpu) {
+    if (Regrouped) return cpu.regrouped_x_digits();
+    return cpu.int8_activations() ? 1 : 0;
+  }
+  // x for a launch with `cols` columns, in `scratch` (prepared_floats(digits(cpu), ...)).
   static PreparedX prepare(CpuBackend& cpu, const float* x, uint32_t cols, uint32_t group_size, float* scratch) {
-    return PreparedX(int8(cpu), Regrouped, Bits, x, cols, group_size, scratch);
+    return PreparedX(digits(cpu), Regrouped, Bits, x, cols, group_size, scratch);
   }
 
   static void gemv(CpuBackend& cpu, const MlxGemvArgs& a) {
     const PreparedX x = prepare(cpu, host_ptr<const float>(a.x), a.cols, a.group_size,
-                                cpu.launch_scratch(prepared_floats(int8(cpu), a.cols, a.group_size)));
+                                cpu.launch_scratch(prepared_floats(digits(cpu), a.cols, a.group_size)));
     const simd::MlxRows w = rows_of<Bits, E>(a.w, a.cols, a.group_size);
     float* y = host_ptr<float>(a.y);
     const auto walk = x.walk(a.rows, size_t{a.cols} * Bits / 8);
@@ -122,7 +127,7 @@ struct MlxKernels {
 
   static void gemv_pair(CpuBackend& cpu, const MlxGemvPairArgs& a) {
     const PreparedX x = prepare(cpu, host_ptr<const float>(a.x), a.cols, a.group_size,
-                                cpu.launch_scratch(prepared_floats(int8(cpu), a.cols, a.group_size)));
+                                cpu.launch_scratch(prepared_floats(digits(cpu), a.cols, a.group_size)));
     const simd::MlxRows w0 = rows_of<Bits, E>(a.w0, a.cols, a.group_size);
     const simd::MlxRows w1 = rows_of<Bits, E>(a.w1, a.cols, a.group_size);
     float* y0 = host_ptr<float>(a.y0);
@@ -138,7 +143,7 @@ struct MlxKernels {
   }
 
   static void gemv_silu_gate(CpuBackend& cpu, const MlxGemvSiluGateArgs& a) {
-    float* act = cpu.launch_scratch(a.cols + prepared_floats(int8(cpu), a.cols, a.group_size));
+    float* act = cpu.launch_scratch(a.cols + prepared_floats(digits(cpu), a.cols, a.group_size));
     simd::silu_mul(host_ptr<const float>(a.gate), host_ptr<const float>(a.up), act, a.cols);
     const PreparedX x = prepare(cpu, act, a.cols, a.group_size, act + a.cols);
     const simd::MlxRows w = rows_of<Bits, E>(a.w, a.cols, a.group_size);

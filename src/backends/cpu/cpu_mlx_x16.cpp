@@ -1,7 +1,8 @@
-// MLX rows regrouped 16 at a time (qwen35/mlx_affine.h) against x in 8 bits
-// (cpu/mlx_int8.h). Each int32 lane of a vector holds one row's four code
-// bytes, so the dot products of 16 rows accumulate side by side with x's four
-// codes broadcast to every lane, as the regrouped GGUF kernels do
+// MLX rows regrouped 16 at a time (qwen35/mlx_affine.h) against x in 8 bits,
+// or 24 in three 8-bit digits (cpu/mlx_int8.h), each digit as 8 bits are.
+// Each int32 lane of a vector holds one row's four code bytes, so the dot
+// products of 16 rows accumulate side by side with x's four codes broadcast
+// to every lane, as the regrouped GGUF kernels do
 // (cpu_gguf_x16.cpp): per unit of 32 code bytes and 16 rows, eight runs of 64
 // bytes, each on AVX-512 VNNI two dot-product instructions for 4-bit codes
 // (low nibbles against x's even elements, high ones against its odd ones) or
@@ -67,8 +68,8 @@ using D8 = hn::Repartition<uint8_t, DQ>;
 // Adds part p (lanes n p, ...) of unit u of G groups of 4-bit codes at
 // codes[k], with their scales (of type T) at scales[k], to total. A unit is
 // 64 columns: x's blocks 2 u and 2 u + 1, a row's code bytes [16 b, 16 b + 16)
-// meeting block b.
-template <typename T, size_t G>
+// meeting block b. x in D digits, each with dot products of its own.
+template <typename T, size_t G, size_t D>
 HWY_INLINE void add_unit4(const uint8_t* const* codes, const T* const* scales, const MlxInt8Activations& x,
                           size_t cols, size_t group_size, size_t u, size_t p, hn::Vec<DF> (&total)[G][kParts]) {
   const DQ dq;
@@ -76,20 +77,24 @@ HWY_INLINE void add_unit4(const uint8_t* const* codes, const T* const* scales, c
   const DF df;
   const size_t n = hn::Lanes(dq);
   const auto low4 = hn::Set(d8, uint8_t{0x0F});
-  hn::Vec<DQ> acc[G][4];  // per group: block 0's low and high nibbles, block 1's
-  for (size_t k = 0; k < G; ++k) acc[k][0] = acc[k][1] = acc[k][2] = acc[k][3] = hn::Zero(dq);
+  hn::Vec<DQ> acc[G][4][D];  // per group: block 0's low and high nibbles, block 1's; per digit
+  for (size_t k = 0; k < G; ++k) {
+    for (size_t d = 0; d < D; ++d) acc[k][0][d] = acc[k][1][d] = acc[k][2][d] = acc[k][3][d] = hn::Zero(dq);
+  }
   HWY_UNROLL(8)
   for (size_t v = 0; v < 8; ++v) {
-    const auto x_even = x_quad_at(dq, x.codes + 32 * u + 4 * v);  // the low nibbles' elements
-    const auto x_odd = x_quad_at(dq, x.codes + cols / 2 + 32 * u + 4 * v);
     const size_t a = v / 4 * 2;
     for (size_t k = 0; k < G; ++k) {
       const uint8_t* run = codes[k] + kUnitBytes * u + 64 * v;
       if (p == 0) prefetch_past(run, kMlxCodePrefetchBytes);
       const auto bytes = hn::LoadU(d8, run + 4 * n * p);
+      const auto low_nibbles = hn::And(bytes, low4);
       const auto high_nibbles = kHighInPlace ? hn::AndNot(low4, bytes) : hn::ShiftRight<4>(bytes);
-      acc[k][a] = dot4(acc[k][a], hn::And(bytes, low4), x_even);
-      acc[k][a + 1] = dot4(acc[k][a + 1], high_nibbles, x_odd);
+      for (size_t d = 0; d < D; ++d) {
+        const int8_t* xd = x.codes + d * cols + 32 * u + 4 * v;
+        acc[k][a][d] = dot4(acc[k][a][d], low_nibbles, x_quad_at(dq, xd));  // x's even elements
+        acc[k][a + 1][d] = dot4(acc[k][a + 1][d], high_nibbles, x_quad_at(dq, xd + cols / 2));
+      }
     }
   }
   const float x_scale[2] = {x.lane_scales[8 * u], x.lane_scales[8 * u + 4]};
@@ -97,8 +102,8 @@ HWY_INLINE void add_unit4(const uint8_t* const* codes, const T* const* scales, c
   for (size_t k = 0; k < G; ++k) {
     hn::Vec<DF> block[2];
     for (size_t b = 0; b < 2; ++b) {
-      block[b] = hn::MulAdd(hn::ConvertTo(df, acc[k][2 * b + 1]), hn::Set(df, x_scale[b] * high),
-                            hn::Mul(hn::ConvertTo(df, acc[k][2 * b]), hn::Set(df, x_scale[b])));
+      block[b] = hn::MulAdd(digit_sum<D>(df, acc[k][2 * b + 1]), hn::Set(df, x_scale[b] * high),
+                            hn::Mul(digit_sum<D>(df, acc[k][2 * b]), hn::Set(df, x_scale[b])));
     }
     const T* s = scales[k] + n * p;
     if (group_size == 32) {  // a group per block
@@ -115,44 +120,51 @@ HWY_INLINE void add_unit4(const uint8_t* const* codes, const T* const* scales, c
 // codes meet x as they are; elsewhere, whose dot-product step saturates int16
 // pair sums for codes past 127, as their low and high nibbles, the high ones'
 // sums then 16 times over.
-template <typename T, size_t G>
+template <typename T, size_t G, size_t D>
 HWY_INLINE void add_unit8(const uint8_t* const* codes, const T* const* scales, const MlxInt8Activations& x,
-                          size_t group_size, size_t u, size_t p, hn::Vec<DF> (&total)[G][kParts]) {
+                          size_t cols, size_t group_size, size_t u, size_t p, hn::Vec<DF> (&total)[G][kParts]) {
   const DQ dq;
   const D8 d8;
   const DF df;
   const size_t n = hn::Lanes(dq);
   const auto low4 = hn::Set(d8, uint8_t{0x0F});
-  hn::Vec<DQ> acc[G][2];  // VNNI: even and odd runs; elsewhere: low and high nibbles
-  for (size_t k = 0; k < G; ++k) acc[k][0] = acc[k][1] = hn::Zero(dq);
+  hn::Vec<DQ> acc[G][D][2];  // per digit, VNNI: even and odd runs; elsewhere: low and high nibbles
+  for (size_t k = 0; k < G; ++k) {
+    for (size_t d = 0; d < D; ++d) acc[k][d][0] = acc[k][d][1] = hn::Zero(dq);
+  }
   HWY_UNROLL(8)
   for (size_t v = 0; v < 8; ++v) {
-    const auto quad = x_quad_at(dq, x.codes + 32 * u + 4 * v);
     for (size_t k = 0; k < G; ++k) {
       const uint8_t* run = codes[k] + kUnitBytes * u + 64 * v;
       if (p == 0) prefetch_past(run, kMlxCodePrefetchBytes);
       const auto bytes = hn::LoadU(d8, run + 4 * n * p);
-      if constexpr (HWY_TARGET == HWY_AVX3_DL) {
-        acc[k][v % 2] = dot4(acc[k][v % 2], bytes, quad);
-      } else {
-        acc[k][0] = dot4(acc[k][0], hn::And(bytes, low4), quad);
-        acc[k][1] = dot4(acc[k][1], hn::ShiftRight<4>(bytes), quad);
+      for (size_t d = 0; d < D; ++d) {
+        const auto quad = x_quad_at(dq, x.codes + d * cols + 32 * u + 4 * v);
+        if constexpr (HWY_TARGET == HWY_AVX3_DL) {
+          acc[k][d][v % 2] = dot4(acc[k][d][v % 2], bytes, quad);
+        } else {
+          acc[k][d][0] = dot4(acc[k][d][0], hn::And(bytes, low4), quad);
+          acc[k][d][1] = dot4(acc[k][d][1], hn::ShiftRight<4>(bytes), quad);
+        }
       }
     }
   }
   const auto x_scale = hn::Set(df, x.lane_scales[8 * u]);
   for (size_t k = 0; k < G; ++k) {
-    const auto sums = HWY_TARGET == HWY_AVX3_DL ? hn::Add(acc[k][0], acc[k][1])
-                                                : hn::Add(acc[k][0], hn::ShiftLeft<4>(acc[k][1]));
+    hn::Vec<DQ> sums[D];
+    for (size_t d = 0; d < D; ++d) {
+      sums[d] = HWY_TARGET == HWY_AVX3_DL ? hn::Add(acc[k][d][0], acc[k][d][1])
+                                          : hn::Add(acc[k][d][0], hn::ShiftLeft<4>(acc[k][d][1]));
+    }
     const T* s = scales[k] + n * p + kMlxGroupedRows * (32 * u / group_size);
-    total[k][p] = hn::MulAdd(hn::Mul(hn::ConvertTo(df, sums), x_scale), load_f32(df, s), total[k][p]);
+    total[k][p] = hn::MulAdd(hn::Mul(digit_sum<D>(df, sums), x_scale), load_f32(df, s), total[k][p]);
   }
 }
 
-// out[16 k + r] = row r of group k (< G) . x, for groups of Bits-bit codes
-// whose code bytes start at codes[k] and whose scales and biases (of type T)
-// at scales[k] and biases[k].
-template <unsigned Bits, typename T, size_t G>
+// out[16 k + r] = row r of group k (< G) . x (in D digits), for groups of
+// Bits-bit codes whose code bytes start at codes[k] and whose scales and
+// biases (of type T) at scales[k] and biases[k].
+template <unsigned Bits, typename T, size_t G, size_t D>
 HWY_INLINE void group_dots(const uint8_t* const* codes, const T* const* scales, const T* const* biases,
                            const MlxInt8Activations& x, size_t cols, size_t group_size, float* out) {
   const DF df;
@@ -163,19 +175,20 @@ HWY_INLINE void group_dots(const uint8_t* const* codes, const T* const* scales, 
   for (size_t u = 0; u < cols * Bits / 8 / kMlxUnitBytes; ++u) {
     for (size_t p = 0; p < kParts; ++p) {
       if constexpr (Bits == 4) {
-        add_unit4<T, G>(codes, scales, x, cols, group_size, u, p, total);
+        add_unit4<T, G, D>(codes, scales, x, cols, group_size, u, p, total);
       } else {
-        add_unit8<T, G>(codes, scales, x, group_size, u, p, total);
+        add_unit8<T, G, D>(codes, scales, x, cols, group_size, u, p, total);
       }
     }
   }
   add_bias_terms(df, total, biases, x, cols / group_size, out);
 }
 
-template <typename T>
+// The groups of passes p of Bits-bit rows, x in D digits.
+template <typename T, unsigned Bits, size_t D>
 void groups_t(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
               const RowPasses& p) {
-  const size_t group_bytes = kMlxGroupedRows * w.cols * w.bits / 8;
+  const size_t group_bytes = kMlxGroupedRows * w.cols * Bits / 8;
   const size_t group_scales = kMlxGroupedRows * (w.cols / w.group_size);
   const auto* codes = reinterpret_cast<const uint8_t*>(w.codes);
   const auto* scales = static_cast<const T*>(w.scales);
@@ -191,9 +204,19 @@ void groups_t(const simd::MlxRows& w, const MlxInt8Activations& x, const float* 
       s[k] = scales + group * group_scales;
       b[k] = biases + group * group_scales;
     }
-    if (w.bits == 4) return group_dots<4, T, G>(c, s, b, x, w.cols, w.group_size, out);
-    group_dots<8, T, G>(c, s, b, x, w.cols, w.group_size, out);
+    group_dots<Bits, T, G, D>(c, s, b, x, w.cols, w.group_size, out);
   });
+}
+
+template <typename T>
+void groups_t(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
+              const RowPasses& p) {
+  if (x.digits == 1) {
+    if (w.bits == 4) return groups_t<T, 4, 1>(w, x, base, y, p);
+    return groups_t<T, 8, 1>(w, x, base, y, p);
+  }
+  if (w.bits == 4) return groups_t<T, 4, kInt24Digits>(w, x, base, y, p);
+  groups_t<T, 8, kInt24Digits>(w, x, base, y, p);
 }
 
 void MlxX16Groups(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,

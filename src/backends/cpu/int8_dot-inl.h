@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "cpu/int8_activations.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -85,6 +86,15 @@ HWY_INLINE hn::Vec<hn::Repartition<int8_t, DQ>> x_quad_at(DQ dq, const int8_t* q
   int32_t four;
   std::memcpy(&four, q, 4);
   return hn::BitCast(hn::Repartition<int8_t, DQ>(), hn::Set(dq, four));
+}
+
+// The int32 sums of a sub-block's D digits of x (1 for x in 8 bits, 3 for
+// 24: int8_activations.h) as one float: sum_d acc[d] * kDigitWeight[d].
+template <size_t D, class DF, class VQ>
+HWY_INLINE hn::Vec<DF> digit_sum(DF df, const VQ* acc) {
+  auto sum = hn::ConvertTo(df, acc[0]);
+  for (size_t d = 1; d < D; ++d) sum = hn::MulAdd(hn::ConvertTo(df, acc[d]), hn::Set(df, kDigitWeight[d]), sum);
+  return sum;
 }
 
 #endif  // HWY_TARGET != HWY_SCALAR

@@ -6,6 +6,8 @@
 // once and scaled by its group's scale times x's block scale. The bias term,
 // bias times the sum of the group's x, takes the sums of x as quantized, so
 // that a row's result is its dot with x rounded to 8 bits, nothing more.
+// With x in 24 bits (three 8-bit digits, int8_activations.h; the regrouped
+// kernels only) each digit meets the codes as the 8-bit codes do.
 #pragma once
 
 #include <cstddef>
@@ -22,13 +24,16 @@ struct MlxInt8Activations {
   const float* group_sums;   // cols / group_size sums of x as quantized: block scale times code sum, per block
   const float* quad_scales;  // 4 bits: the block scales in the order the AVX-512 kernel's quads sum their lanes
                              // (cpu_mlx_int8.cpp): per 256 code bytes, lane 4 c + v has block 4 v + c
+  size_t digits = 1;         // x's 8-bit digits: 1, or kInt24Digits, digit d's codes at codes + d * cols
+  size_t cols = 0;
 };
 
 // Floats of scratch that quantize_mlx_activations needs.
-size_t mlx_int8_activation_floats(size_t cols, size_t group_size);
-// x in 8 bits for MLX rows of `bits` (4 or 8) and `group_size`, in `scratch`.
+size_t mlx_int8_activation_floats(size_t cols, size_t group_size, size_t digits = 1);
+// x in 8 bits (digits 1) or 24 (kInt24Digits) for MLX rows of `bits` (4 or 8)
+// and `group_size`, in `scratch`.
 MlxInt8Activations quantize_mlx_activations(const float* x, size_t cols, unsigned bits, size_t group_size,
-                                            float* scratch);
+                                            float* scratch, size_t digits = 1);
 
 // The scalar twin of the kernels: row . x by the same formula (exact integer
 // sums per group and block of x, each times the group's scale and the block's

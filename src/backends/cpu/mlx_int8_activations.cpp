@@ -10,27 +10,29 @@ namespace {
 
 // Where the MLX arrays start in the scratch: after the GGUF form (codes and
 // block scales), on a cache line of their own if the scratch starts one.
-size_t mlx_part(size_t cols) { return (int8_activation_floats(cols) + 15) / 16 * 16; }
+size_t mlx_part(size_t cols, size_t digits) { return (int8_activation_floats(cols, digits) + 15) / 16 * 16; }
 
 }  // namespace
 
-size_t mlx_int8_activation_floats(size_t cols, size_t group_size) {
-  // the reordered 4-bit codes (4 per float), lane scales, group sums, quad scales
-  return mlx_part(cols) + cols / 4 + cols / 4 + cols / group_size + cols / 32;
+size_t mlx_int8_activation_floats(size_t cols, size_t group_size, size_t digits) {
+  // the reordered 4-bit codes of each digit (4 per float), lane scales, group sums, quad scales
+  return mlx_part(cols, digits) + digits * (cols / 4) + cols / 4 + cols / group_size + cols / 32;
 }
 
 MlxInt8Activations quantize_mlx_activations(const float* x, size_t cols, unsigned bits, size_t group_size,
-                                            float* scratch) {
-  const Int8Activations q = quantize_activations(x, cols, scratch);
-  float* rest = scratch + mlx_part(cols);
+                                            float* scratch, size_t digits) {
+  const Int8Activations q = quantize_activations(x, cols, scratch, digits);
+  float* rest = scratch + mlx_part(cols, digits);
   auto* codes = reinterpret_cast<int8_t*>(rest);
-  float* lane_scales = rest + cols / 4;
+  float* lane_scales = rest + digits * (cols / 4);
   float* group_sums = lane_scales + cols / 4;
   float* quad_scales = group_sums + cols / group_size;
-  if (bits == 4) {
+  for (size_t d = 0; bits == 4 && d < digits; ++d) {
+    const int8_t* from = q.q + d * cols;
+    int8_t* to = codes + d * cols;
     for (size_t k = 0; k < cols / 2; ++k) {
-      codes[k] = q.q[2 * k];
-      codes[cols / 2 + k] = q.q[2 * k + 1];
+      to[k] = from[2 * k];
+      to[cols / 2 + k] = from[2 * k + 1];
     }
   }
   // Lane i (bytes [4 i, 4 i + 4) of a row's codes) holds elements [i * 32 / bits, +32 / bits): all in
@@ -62,7 +64,9 @@ MlxInt8Activations quantize_mlx_activations(const float* x, size_t cols, unsigne
   return MlxInt8Activations{.codes = bits == 4 ? codes : q.q,
                             .lane_scales = lane_scales,
                             .group_sums = group_sums,
-                            .quad_scales = quad_scales};
+                            .quad_scales = quad_scales,
+                            .digits = digits,
+                            .cols = cols};
 }
 
 namespace {
@@ -85,13 +89,18 @@ double mlx_int8_row_dot(const simd::MlxRows& w, size_t row, const MlxInt8Activat
   for (size_t g = 0; g < groups; ++g) {
     double dot = 0;  // the group's blocks of 32: exact integer sums, each times x's block scale
     for (size_t block = g * w.group_size; block < (g + 1) * w.group_size; block += 32) {
-      int64_t sum = 0;
-      for (size_t c = block; c < block + 32; ++c) {
-        const int8_t xq = w.bits == 4 ? x.codes[c % 2 * (w.cols / 2) + c / 2] : x.codes[c];
-        sum += int64_t{mlx_code(codes, static_cast<uint32_t>(c), w.bits)} * xq;
+      double digit_dot = 0;  // each digit's exact integer sum times its weight
+      for (size_t d = 0; d < x.digits; ++d) {
+        const int8_t* xd = x.codes + d * w.cols;
+        int64_t sum = 0;
+        for (size_t c = block; c < block + 32; ++c) {
+          const int8_t xq = w.bits == 4 ? xd[c % 2 * (w.cols / 2) + c / 2] : xd[c];
+          sum += int64_t{mlx_code(codes, static_cast<uint32_t>(c), w.bits)} * xq;
+        }
+        digit_dot += double{kDigitWeight[d]} * static_cast<double>(sum);
       }
       // The lane scale of the block's first code bytes: 4 bytes hold 32 / bits elements.
-      dot += double{x.lane_scales[block * w.bits / 32]} * static_cast<double>(sum);
+      dot += double{x.lane_scales[block * w.bits / 32]} * digit_dot;
     }
     y += double{scale_at(w.scales, w.scale_type, row * groups + g)} * dot +
          double{scale_at(w.biases, w.scale_type, row * groups + g)} * x.group_sums[g];

@@ -1,5 +1,5 @@
 // The CPU's gemv of MLX rows regrouped 16 at a time (mlx_regroup_rows in
-// qwen35/mlx_affine.h; cpu/cpu_mlx_x16.cpp) against x in 8 bits.
+// qwen35/mlx_affine.h; cpu/cpu_mlx_x16.cpp) against x in 8 or 24 bits.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +14,9 @@ namespace qwen35::cpu {
 // four (41.5 GiB/s against 38-39 in two, 30-33 in one; from the caches 87-103
 // in any), but mlx4 int8 decode ran faster in two (alternating, three rounds:
 // 108.6, 106.5, 123.8 tok/s against 102.5, 107.9, 103.4).
+// With x in 24 bits too: mlx4 decode ran faster in two bands than in one
+// (alternating, three rounds: 70.4, 70.0, 66.2 tok/s against 69.7, 63.0,
+// 59.5), though two hold 24 accumulators and spill some.
 inline constexpr size_t kMlxX16Bands = 2;
 
 // y[r] = base[r] (0 if null) + row r . x for the rows of the groups of passes
