@@ -22,7 +22,7 @@ namespace qwen35 {
 namespace {
 
 // The CPU backend by x's digits: 0, float x; 1, the one whose GGUF and MLX gemvs
-// take x in 8 bits; 3, the one whose regrouped GGUF gemvs take it in 24.
+// take x in 8 bits; 3, the one whose regrouped GGUF and MLX gemvs take it in 24.
 GpuBackend& cpu(int64_t digits = 0) {
   static std::unique_ptr<GpuBackend> backend = create_backend("cpu");
   static std::unique_ptr<GpuBackend> int8_backend = create_backend("cpu", BackendOptions{.int8_activations = true});

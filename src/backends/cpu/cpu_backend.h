@@ -25,9 +25,14 @@ class CpuBackend final : public HostBackend {
   }
   // BackendOptions::int8_activations: the GGUF and MLX gemvs quantize x to 8 bits.
   bool int8_activations() const { return int8_activations_; }
-  // The digits of x for the regrouped layouts (GGUF and MLX): 1 (8 bits), or
-  // 3 (24 bits) with BackendOptions::int24_activations alone.
-  size_t regrouped_x_digits() const { return int8_activations_ ? 1 : cpu::kInt24Digits; }
+  // How the GGUF and MLX gemvs take x, in 8-bit digits (0: as floats):
+  // regrouped matrices, made for the integer kernels, in 1 (8 bits) or, with
+  // BackendOptions::int24_activations alone, 3 (24 bits); the others in 1
+  // with int8_activations, else as floats.
+  size_t x_digits(bool regrouped) const {
+    if (int8_activations_) return 1;
+    return regrouped ? cpu::kInt24Digits : 0;
+  }
   // Weights are copied into huge-page memory rather than aliased: walking a
   // memory-mapped file's 4 KiB pages costs a TLB miss every few rows.
   std::optional<DevicePtr> map_host(const void*, size_t) override { return std::nullopt; }

@@ -291,16 +291,9 @@ class PreparedX {
   std::optional<cpu::Int8Activations> int8_;
 };
 
-// How x goes to the kernels: the regrouped layouts, made for the integer
-// kernels, take it in 8 or 24 bits as the backend chose; the others in 8 bits
-// with int8_activations, else as floats (0).
-size_t x_digits(const CpuBackend& cpu, DType type) {
-  if (is_regrouped_dtype(type)) return cpu.regrouped_x_digits();
-  return cpu.int8_activations() ? 1 : 0;
-}
 
 void gemv(CpuBackend& cpu, DType type, const GemvArgs& a) {
-  const size_t digits = x_digits(cpu, type);
+  const size_t digits = cpu.x_digits(is_regrouped_dtype(type));
   float* scratch = cpu.launch_scratch(PreparedX::floats(digits, a.cols));
   const PreparedX x(type, digits, host_ptr<const float>(a.x), a.cols, scratch);
   const Rows m = x.rows(type, a.w, a.cols);
@@ -312,7 +305,7 @@ void gemv(CpuBackend& cpu, DType type, const GemvArgs& a) {
 }
 
 void gemv_pair(CpuBackend& cpu, DType type, const GemvPairArgs& a) {
-  const size_t digits = x_digits(cpu, type);
+  const size_t digits = cpu.x_digits(is_regrouped_dtype(type));
   float* scratch = cpu.launch_scratch(PreparedX::floats(digits, a.cols));
   const PreparedX x(type, digits, host_ptr<const float>(a.x), a.cols, scratch);
   const Rows m0 = x.rows(type, a.w0, a.cols);
@@ -329,7 +322,7 @@ void gemv_pair(CpuBackend& cpu, DType type, const GemvPairArgs& a) {
 }
 
 void gemv_silu_gate(CpuBackend& cpu, DType type, const GemvSiluGateArgs& a) {
-  const size_t digits = x_digits(cpu, type);
+  const size_t digits = cpu.x_digits(is_regrouped_dtype(type));
   float* act = cpu.launch_scratch(size_t{a.cols} + PreparedX::floats(digits, a.cols));
   simd::silu_mul(host_ptr<const float>(a.gate), host_ptr<const float>(a.up), act, a.cols);
   const PreparedX x(type, digits, act, a.cols, act + a.cols);

@@ -102,13 +102,8 @@ class PreparedX {
 // row-major or (Regrouped) regrouped 16 rows at a time.
 template <uint32_t Bits, typename E, bool Regrouped>
 struct MlxKernels {
-  // x's 8-bit digits for the kernels (0: float): regrouped rows, made for the
-  // integer kernels, take 1 or 3 as the backend chose; the others 1 with
-  // int8_activations.
-  static size_t digits(const CpuBackend& cpu) {
-    if (Regrouped) return cpu.regrouped_x_digits();
-    return cpu.int8_activations() ? 1 : 0;
-  }
+  // x's 8-bit digits for the kernels (CpuBackend::x_digits; 0: float).
+  static size_t digits(const CpuBackend& cpu) { return cpu.x_digits(Regrouped); }
   // x for a launch with `cols` columns, in `scratch` (prepared_floats(digits(cpu), ...)).
   static PreparedX prepare(CpuBackend& cpu, const float* x, uint32_t cols, uint32_t group_size, float* scratch) {
     return PreparedX(digits(cpu), Regrouped, Bits, x, cols, group_size, scratch);
