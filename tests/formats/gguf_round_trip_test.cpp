@@ -92,9 +92,6 @@ struct Int8Case {
 
 // A golden converted to GGUF with `type` matrices, decoded on the CPU with
 // float activations and with `options`.
-struct FloatAndOther {
-  Decoded float_x, other;
-};
 FloatAndOther decode_float_and(const std::string& folder, DType type, const BackendOptions& options) {
   TempDir dir;
   const std::filesystem::path file = dir.path() / "model.gguf";

@@ -22,6 +22,11 @@ struct Decoded {
 Decoded decode_against_golden(const std::string& folder, Checkpoint checkpoint, const std::string& backend = "cpu",
                               BackendOptions options = {});
 
+// One checkpoint decoded with float activations and with other options.
+struct FloatAndOther {
+  Decoded float_x, other;
+};
+
 // `other`'s logits are `float_x`'s to float32's precision (x in 24 bits,
 // BackendOptions::int24_activations): within 3e-5 of their largest, the bound
 // the GPU backends' float32 arithmetic gets against the CPU's; not equal

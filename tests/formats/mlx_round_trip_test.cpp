@@ -98,9 +98,6 @@ struct Int8Case {
 
 // A golden converted to MLX as `param` says, decoded on the CPU with float
 // activations and with `options`.
-struct FloatAndOther {
-  Decoded float_x, other;
-};
 FloatAndOther decode_float_and(const RoundTripCase& param, const BackendOptions& options) {
   TempDir out;
   const std::filesystem::path dir = out.path() / "mlx";
