@@ -111,7 +111,7 @@ void add_compare_command(CLI::App& app) {
   command->add_flag("--int8-activations-b", options->int8_activations_b,
                     "B quantizes activations to 8 bits for GGUF or MLX weights (CPU; see --int8-activations)");
   command->add_flag("--int24-activations-b", options->int24_activations_b,
-                    "B takes activations in 24 bits for regrouped GGUF and MLX weights (CPU; see --int24-activations)");
+                    "B takes activations in 24 bits for GGUF and MLX weights (CPU; see --int24-activations)");
   command->add_option("--tokens", options->tokens, "comma-separated token ids to decode");
   command->add_option("--random-tokens", options->random_tokens, "decode this many random token ids (seeded by --seed)");
   command->add_flag("--json", options->json, "print one JSON object");

@@ -31,7 +31,7 @@ void ModelOptions::add_to(CLI::App& command, const std::string& seed_help) {
                    "CPU with GGUF or MLX weights: quantize activations to 8 bits per 32 for integer dot products "
                    "(faster on 4- to 8-bit weights; not float32-exact)");
   command.add_flag("--int24-activations", int24_activations,
-                   "CPU with GGUF Q4_0, Q4_K, Q5_K or MLX weights: x in 24 bits per 32 (three 8-bit digits) for "
+                   "CPU with GGUF Q4_0, Q4_K, Q5_K, Q6_K or MLX weights: x in 24 bits per 32 (three 8-bit digits) for "
                    "integer dot products, as precise as float32 arithmetic (--int8-activations wins if both)");
   command.add_flag("!--no-regroup", regroup_rows,
                    "CPU with --int8-activations or --int24-activations: keep Q4_0, Q8_0, Q4_K, Q5_K and MLX "

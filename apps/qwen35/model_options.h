@@ -24,7 +24,7 @@ struct ModelOptions {
   std::string kv_dtype = "bf16";
   std::string simd_target;  // CPU: BackendOptions::simd_target ("" = the best this CPU has)
   bool int8_activations = false;   // CPU, GGUF or MLX weights: x in 8 bits for integer dot products
-  bool int24_activations = false;  // CPU, regrouped GGUF/MLX weights: x in 24 bits (BackendOptions::int24_activations)
+  bool int24_activations = false;  // CPU, GGUF/MLX weights: x in 24 bits (BackendOptions::int24_activations)
   bool regroup_rows = true;        // CPU with int8 or int24 activations: BackendOptions::regroup_rows
   uint32_t context = 4096;
   std::string preset = "0.8b";         // random weights only: the shape (Qwen35ForwardConfig::preset)

@@ -22,7 +22,7 @@ namespace qwen35 {
 namespace {
 
 // The CPU backend by x's digits: 0, float x; 1, the one whose GGUF and MLX gemvs
-// take x in 8 bits; 3, the one whose regrouped GGUF and MLX gemvs take it in 24.
+// take x in 8 bits; 3, the one whose regrouped GGUF, Q6_K and MLX gemvs take it in 24.
 GpuBackend& cpu(int64_t digits = 0) {
   static std::unique_ptr<GpuBackend> backend = create_backend("cpu");
   static std::unique_ptr<GpuBackend> int8_backend = create_backend("cpu", BackendOptions{.int8_activations = true});
@@ -49,7 +49,7 @@ size_t rotation_copies(bool cached, size_t bytes) {
 // Args: rows, cols, dtype (0 f32, 1 bf16, 2 f16, 3 Q8_0, 4 Q4_K, 5 Q6_K, 6 Q4_0,
 // 7 Q5_K; regrouped, x always in 8 bits: 8 Q4_0x16, 9 Q8_0x16, 10 Q4_Kx16,
 // 11 Q5_Kx16), cached, int8
-// (GGUF types: x quantized to 8 bits, integer dot products; 3 for the
+// (GGUF types: x quantized to 8 bits, integer dot products; 3 for Q6_K and the
 // regrouped types: x in 24 bits, three 8-bit digits).
 // With cached 0, several matrices in rotation so the working set (~1 GB) is far
 // beyond the caches, as in decode; with cached 1, one matrix read again and again
@@ -85,6 +85,7 @@ BENCHMARK(BM_Gemv)
     ->Args({3584, 1024, 2, 0, 0})
     ->ArgsProduct({{3584}, {1024}, {3, 4, 5, 6, 7}, {0, 1}, {0, 1}})
     ->ArgsProduct({{3584}, {1024}, {8, 9, 10, 11}, {0, 1}, {1, 3}})
+    ->ArgsProduct({{3584}, {1024}, {5}, {0, 1}, {3}})
     ->Args({3584, 1024, 1, 1, 0})
     // The output projection (vocabulary 248320 rows): a third of a 4-bit
     // token's bytes in one call.

@@ -221,7 +221,7 @@ struct BackendOptions {
   // Off by default.
   bool int8_activations = false;
   // CPU backend: GGUF Q4_0, Q4_K and Q5_K matrices and MLX ones, regrouped
-  // (below), meet x in 24 bits per 32, three 8-bit digits
+  // (below), and Q6_K ones meet x in 24 bits per 32, three 8-bit digits
   // (cpu/int8_activations.h), each off by up to 2^-24 of its block's largest
   // element: the precision of float32 arithmetic through the integer kernels,
   // at about half their speed and 1.1-1.5 times the float kernels'. Other

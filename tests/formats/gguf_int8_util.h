@@ -117,20 +117,21 @@ inline void check_gemv_propagates_nan(std::span<const DType> types, const Backen
 
 // The CPU's GGUF gemv, pair and SwiGLU-down + residual against the twin, x
 // in `digits` 8-bit digits: 1 (int8_activations) or 3 (int24_activations,
-// where the matrices left row-major, Q8_0's among them, take float x: the
-// same floats as the float backend's, to the bit); with 3, x random and digit-rich
-// (digit_rich_floats) in turn.
+// where the matrices left row-major but Q6_K, Q8_0's among them, take float x:
+// the same floats as the float backend's, to the bit); with 3, x random and
+// digit-rich (digit_rich_floats) in turn.
 inline void check_gguf_cpu_kernels(std::span<const DType> types = kGgufInt8Types, size_t digits = 1) {
   const BackendOptions options{.threads = 2, .int8_activations = digits == 1, .int24_activations = digits != 1};
   std::unique_ptr<GpuBackend> gpu = create_backend("cpu", options);
-  // The float backend the matrices left row-major are compared with (24-bit x only).
+  // The float backend the row-major matrices but Q6_K are compared with (24-bit x only).
   const std::unique_ptr<GpuBackend> float_x =
       digits != 1 ? create_backend("cpu", BackendOptions{.threads = 2}) : nullptr;
   const Stream s = gpu->default_stream();
   for (DType type : types) {
     const uint32_t bs = static_cast<uint32_t>(dtype_block_size(type));
     // Rows in multiples of 16 make Q4_0, Q8_0, Q4_K and Q5_K regrouped
-    // (Q4_0x16, ...), Q6_K keeps them row-major.
+    // (Q4_0x16, ...), Q6_K keeps them row-major. x in 24 bits reaches the
+    // regrouped layouts and Q6_K; the other row-major matrices keep float x.
     for (uint32_t rows : {1u, 5u, 16u, 33u, 240u, 250u}) {
       for (uint32_t cols : {bs, 3 * bs, 4096u}) {
         for (bool rich : {false, true}) {
@@ -151,7 +152,7 @@ inline void check_gguf_cpu_kernels(std::span<const DType> types = kGgufInt8Types
           const std::vector<float> residual = random_floats(rows, 5);
           const DevicePtr dx = d.put(x), dup = d.put(up), dres = d.put(residual);
           const DevicePtr y0 = d.put(std::vector<float>(rows, NAN)), y1 = d.put(std::vector<float>(rows, NAN));
-          if (digits != 1 && !is_regrouped) {
+          if (digits != 1 && !is_regrouped && type != DType::kQ6_K) {
             Device f{*float_x, {}};
             const auto f0 = make_dense_weights(*float_x, type, rows, cols, w0.data(), float_x->default_stream());
             const DevicePtr fy = f.put(std::vector<float>(rows, NAN));

@@ -129,7 +129,7 @@ INSTANTIATE_TEST_SUITE_P(Goldens, GgufInt8Activations,
                          case_name<Int8Case>);
 
 // With x in 24 bits (BackendOptions::int24_activations) the regrouped
-// matrices' logits are those of float activations to float32's precision:
+// matrices' and Q6_K's logits are those of float activations to float32's precision:
 // no further from them than another float32 implementation's (the GPU
 // backends' bound below, 3e-5), where 8 bits moved them by 0.05-0.2.
 class GgufInt24Activations : public ::testing::TestWithParam<RoundTripCase> {};
@@ -143,9 +143,10 @@ TEST_P(GgufInt24Activations, LogitsAreThoseOfFloatActivations) {
 
 INSTANTIATE_TEST_SUITE_P(Goldens, GgufInt24Activations,
                          ::testing::Values(RoundTripCase{"tiny", DType::kQ4_0}, RoundTripCase{"tiny", DType::kQ4_K},
-                                           RoundTripCase{"tiny", DType::kQ5_K},
+                                           RoundTripCase{"tiny", DType::kQ5_K}, RoundTripCase{"tiny", DType::kQ6_K},
                                            RoundTripCase{"tied-flat-sharded", DType::kQ4_0},
-                                           RoundTripCase{"tied-flat-sharded", DType::kQ4_K}),
+                                           RoundTripCase{"tied-flat-sharded", DType::kQ4_K},
+                                           RoundTripCase{"tied-flat-sharded", DType::kQ6_K}),
                          case_name<RoundTripCase>);
 
 // The file holds tiled value heads; reading them with the grouped map (the

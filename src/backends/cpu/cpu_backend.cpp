@@ -37,6 +37,7 @@ std::string simd_targets() { return fmt::format("{}", fmt::join(simd_target_name
 CpuBackend::CpuBackend(const BackendOptions& options)
     : pool_(options.threads),
       int8_activations_(options.int8_activations),
+      int24_activations_(options.int24_activations),
       regroup_rows_((options.int8_activations || options.int24_activations) && options.regroup_rows) {
   int64_t forced = 0;
   if (!options.simd_target.empty()) {
@@ -73,8 +74,9 @@ std::string CpuBackend::device_description() const {
     description += fmt::format(
         ", int8 activations for GGUF and MLX weights (integer kernels {}; Q6_K and row-major mlx4 rows in {} bands)",
         gguf_cpu::int8_kernel_target(), cpu::heavy_int8_gemv_bands());
-  } else if (regroup_rows_) {
-    description += fmt::format(", int24 activations for regrouped GGUF and MLX weights (integer kernels {})",
+  } else if (int24_activations_) {
+    description += fmt::format(", int24 activations for {} weights (integer kernels {})",
+                               regroup_rows_ ? "regrouped GGUF, Q6_K and MLX" : "GGUF Q6_K",
                                gguf_cpu::int8_kernel_target());
   }
   return description;

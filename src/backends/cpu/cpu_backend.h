@@ -25,13 +25,13 @@ class CpuBackend final : public HostBackend {
   }
   // BackendOptions::int8_activations: the GGUF and MLX gemvs quantize x to 8 bits.
   bool int8_activations() const { return int8_activations_; }
-  // How the GGUF and MLX gemvs take x, in 8-bit digits (0: as floats):
-  // regrouped matrices, made for the integer kernels, in 1 (8 bits) or, with
-  // BackendOptions::int24_activations alone, 3 (24 bits); the others in 1
-  // with int8_activations, else as floats.
-  size_t x_digits(bool regrouped) const {
+  // How the GGUF and MLX gemvs take x, in 8-bit digits (0: as floats): in 1
+  // (8 bits) with int8_activations; with BackendOptions::int24_activations
+  // alone in 3 (24 bits) where the matrix's kernel takes them (`takes_int24`:
+  // the regrouped layouts and Q6_K), else as floats.
+  size_t x_digits(bool takes_int24) const {
     if (int8_activations_) return 1;
-    return regrouped ? cpu::kInt24Digits : 0;
+    return int24_activations_ && takes_int24 ? cpu::kInt24Digits : 0;
   }
   // Weights are copied into huge-page memory rather than aliased: walking a
   // memory-mapped file's 4 KiB pages costs a TLB miss every few rows.
@@ -52,6 +52,7 @@ class CpuBackend final : public HostBackend {
  private:
   ThreadPool pool_;
   bool int8_activations_;
+  bool int24_activations_;
   bool regroup_rows_;  // for x in 8 or 24 bits
   bool forced_target_ = false;  // BackendOptions::simd_target, undone on destruction
   std::vector<float> launch_scratch_;

@@ -250,6 +250,11 @@ void run_rows(DType type, const Rows& m, const float* base, float* y, const cpu:
   }
 }
 
+// The matrices whose kernels take x in 24 bits: the regrouped layouts and
+// Q6_K, row-major (cpu_gguf_int8.cpp). The other row-major ones take float x
+// (odd row counts, --no-regroup, and Q8_0, whose float kernel is the faster).
+bool takes_int24(DType type) { return is_regrouped_dtype(type) || type == DType::kQ6_K; }
+
 bool needs_sums(DType type) { return type == DType::kQ4_K || type == DType::kQ5_K; }
 
 // sums[g] = sum of x[32 g, 32 g + 32), added in order, for g < cols / 32: the
@@ -293,7 +298,7 @@ class PreparedX {
 
 
 void gemv(CpuBackend& cpu, DType type, const GemvArgs& a) {
-  const size_t digits = cpu.x_digits(is_regrouped_dtype(type));
+  const size_t digits = cpu.x_digits(takes_int24(type));
   float* scratch = cpu.launch_scratch(PreparedX::floats(digits, a.cols));
   const PreparedX x(type, digits, host_ptr<const float>(a.x), a.cols, scratch);
   const Rows m = x.rows(type, a.w, a.cols);
@@ -305,7 +310,7 @@ void gemv(CpuBackend& cpu, DType type, const GemvArgs& a) {
 }
 
 void gemv_pair(CpuBackend& cpu, DType type, const GemvPairArgs& a) {
-  const size_t digits = cpu.x_digits(is_regrouped_dtype(type));
+  const size_t digits = cpu.x_digits(takes_int24(type));
   float* scratch = cpu.launch_scratch(PreparedX::floats(digits, a.cols));
   const PreparedX x(type, digits, host_ptr<const float>(a.x), a.cols, scratch);
   const Rows m0 = x.rows(type, a.w0, a.cols);
@@ -322,7 +327,7 @@ void gemv_pair(CpuBackend& cpu, DType type, const GemvPairArgs& a) {
 }
 
 void gemv_silu_gate(CpuBackend& cpu, DType type, const GemvSiluGateArgs& a) {
-  const size_t digits = cpu.x_digits(is_regrouped_dtype(type));
+  const size_t digits = cpu.x_digits(takes_int24(type));
   float* act = cpu.launch_scratch(size_t{a.cols} + PreparedX::floats(digits, a.cols));
   simd::silu_mul(host_ptr<const float>(a.gate), host_ptr<const float>(a.up), act, a.cols);
   const PreparedX x(type, digits, act, a.cols, act + a.cols);

@@ -504,7 +504,11 @@ HWY_INLINE hn::Vec<DW> q6_k_codes(const GgufBlockQ6K&, size_t) { return hn::Zero
 
 // Q6_K: the codes q (0..63) assembled per block (or, on AVX-512, per vector
 // from ql and qh); the offset -32 goes through x's code sums per group of 16.
-template <size_t R>
+// With x in D digits (1, or 3 for 24 bits) the codes, assembled once, meet each
+// digit in a dot product of its own; Q6_K is the one row-major layout that
+// takes x in 24 bits (its regrouped form gained nothing: its codes' assembly,
+// not its scaling, is its work).
+template <size_t R, size_t D>
 HWY_INLINE void int8_q6_k(const GgufBlockQ6K* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
   const DW db;
   const DWS ds;
@@ -537,10 +541,13 @@ HWY_INLINE void int8_q6_k(const GgufBlockQ6K* const* b, const cpu::Int8Activatio
     }
     const int8_t* xq = x.q + 256 * i;
     for (size_t o = 0; o < 256; o += n) {
-      const auto xv = hn::LoadU(ds, xq + o);
+      hn::Vec<DWS> xv[D];
+      for (size_t d = 0; d < D; ++d) xv[d] = hn::LoadU(ds, xq + d * x.cols + o);
       for (size_t r = 0; r < R; ++r) {
         const auto codes = kQ6KCodesInRegisters ? q6_k_codes(b[r][i], o) : hn::Load(db, q[r] + o);
-        const auto sums = hn::ConvertTo(df, dot4(hn::Zero(dq), codes, xv));
+        hn::Vec<DWQ> digit_sums[D];
+        for (size_t d = 0; d < D; ++d) digit_sums[d] = dot4(hn::Zero(dq), codes, xv[d]);
+        const auto sums = cpu::HWY_NAMESPACE::digit_sum<D>(df, digit_sums);
         total[r] = hn::MulAdd(sums, group_factors(factors[r], factor[r], o), total[r]);
       }
     }
@@ -588,9 +595,15 @@ void Int8Rows(DType type, const Rows& m, const float* base, float* y, const cpu:
     case DType::kQ4_K: return int8_rows<DType::kQ4_K, GgufBlockQ4K>(m, base, y, p, k4);
     case DType::kQ5_K: return int8_rows<DType::kQ5_K, GgufBlockQ5K>(m, base, y, p, k4);
     default:
+      if (m.int8->digits == cpu::kInt24Digits) {
+        return int8_rows<DType::kQ6_K, GgufBlockQ6K>(m, base, y, p, [](auto rows_n, auto b, const auto& x,
+                                                                          size_t blocks, float* out) {
+          int8_q6_k<decltype(rows_n)::value, cpu::kInt24Digits>(b, x, blocks, out);
+        });
+      }
       return int8_rows<DType::kQ6_K, GgufBlockQ6K>(m, base, y, p, [](auto rows_n, auto b, const auto& x,
                                                                         size_t blocks, float* out) {
-        int8_q6_k<decltype(rows_n)::value>(b, x, blocks, out);
+        int8_q6_k<decltype(rows_n)::value, 1>(b, x, blocks, out);
       });
   }
 }

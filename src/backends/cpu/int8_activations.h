@@ -44,7 +44,7 @@ struct Int8Activations {
   const float* code_sums;     // cols / 16: sum of q per 16 elements, as floats (the offsets of Q4_0 and Q6_K); with
                               // digits 3, sum_d kDigitWeight[d] * digit d's sum
   const float* group_scale;   // cols / 16: the scale of each 16 elements' block (Q6_K's factors)
-  size_t digits = 1;          // 1: x in 8 bits; kInt24Digits: in 24 (the regrouped kernels only; q_k4 unset)
+  size_t digits = 1;          // 1: x in 8 bits; kInt24Digits: in 24 (the regrouped and Q6_K kernels; q_k4 unset)
   size_t cols = 0;            // the stride of q's digit planes
 };
 
