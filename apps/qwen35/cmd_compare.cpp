@@ -18,6 +18,7 @@ struct CompareOptions {
   std::string model_b, kv_dtype_b, backend_b;
   bool int8_activations_b = false;
   bool int24_activations_b = false;
+  bool float_activations_b = false;
   std::string tokens;
   uint32_t random_tokens = 0;
   bool json = false;
@@ -34,19 +35,22 @@ std::vector<int32_t> tokens_to_decode(const CompareOptions& options, uint32_t vo
 
 void run_compare(const CompareOptions& options) {
   using namespace qwen35;
-  if (options.model_b.empty() && options.kv_dtype_b.empty() && options.backend_b.empty() &&
-      !options.int8_activations_b && !options.int24_activations_b) {
-    fail("nothing to compare: give B a different --model-b, --kv-dtype-b or --backend-b, or --int8-activations-b or "
-         "--int24-activations-b");
-  }
   if (options.tokens.empty() == (options.random_tokens == 0)) fail("give exactly one of --tokens and --random-tokens");
-  app::ModelOptions b = options.a;
+  const app::ModelOptions& a = options.a;
+  app::ModelOptions b = a;
   if (!options.model_b.empty()) b.model_dir = options.model_b;
   if (!options.kv_dtype_b.empty()) b.kv_dtype = options.kv_dtype_b;
   if (!options.backend_b.empty()) b.backend = options.backend_b;
   if (options.int8_activations_b) b.int8_activations = true;
   if (options.int24_activations_b) b.int24_activations = true;
-  const KvDtype kv_a = options.a.parsed_kv_dtype(), kv_b = b.parsed_kv_dtype();
+  if (options.float_activations_b) b.int8_activations = b.int24_activations = false;
+  const KvDtype kv_a = a.parsed_kv_dtype(), kv_b = b.parsed_kv_dtype();
+  if (b.model_dir == a.model_dir && kv_b == kv_a && b.backend == a.backend &&
+      b.int8_activations == a.int8_activations && b.int24_activations == a.int24_activations) {
+    fail("nothing to compare: B is A; give B a different --model-b, --kv-dtype-b or --backend-b, or "
+         "--int8-activations-b, --int24-activations-b or --float-activations-b (A's activations: {})",
+         a.int8_activations ? "int8" : a.int24_activations ? "int24" : "float");
+  }
 
   app::LoadedModel model_a = app::load_model(options.a);
   app::LoadedModel model_b = app::load_model(b);
@@ -112,6 +116,8 @@ void add_compare_command(CLI::App& app) {
                     "B quantizes activations to 8 bits for GGUF or MLX weights (CPU; see --int8-activations)");
   command->add_flag("--int24-activations-b", options->int24_activations_b,
                     "B takes activations in 24 bits for GGUF and MLX weights (CPU; see --int24-activations)");
+  command->add_flag("--float-activations-b", options->float_activations_b,
+                    "B takes activations as floats for GGUF and MLX weights (CPU; see --float-activations)");
   command->add_option("--tokens", options->tokens, "comma-separated token ids to decode");
   command->add_option("--random-tokens", options->random_tokens, "decode this many random token ids (seeded by --seed)");
   command->add_flag("--json", options->json, "print one JSON object");

@@ -30,11 +30,16 @@ void ModelOptions::add_to(CLI::App& command, const std::string& seed_help) {
   command.add_flag("--int8-activations", int8_activations,
                    "CPU with GGUF or MLX weights: quantize activations to 8 bits per 32 for integer dot products "
                    "(faster on 4- to 8-bit weights; not float32-exact)");
+  const std::string default_x = kInt24ActivationsByDefault ? " (the default here)" : "";
   command.add_flag("--int24-activations", int24_activations,
-                   "CPU with GGUF Q4_0, Q4_K, Q5_K, Q6_K or MLX weights: x in 24 bits per 32 (three 8-bit digits) for "
-                   "integer dot products, as precise as float32 arithmetic (--int8-activations wins if both)");
+                   "CPU with GGUF Q4_0, Q4_K, Q5_K, Q6_K or MLX weights: x in 24 bits per 32 (three 8-bit digits) "
+                   "for integer dot products, as precise as float32 arithmetic" + default_x +
+                       "; --int8-activations wins if both");
+  command.add_flag("!--float-activations", int24_activations,
+                   std::string("CPU with GGUF or MLX weights: x as floats through the float kernels, the reference "
+                               "the GPU backends are compared with") + (default_x.empty() ? " (the default here)" : ""));
   command.add_flag("!--no-regroup", regroup_rows,
-                   "CPU with --int8-activations or --int24-activations: keep Q4_0, Q8_0, Q4_K, Q5_K and MLX "
+                   "CPU with int8 or int24 activations: keep Q4_0, Q8_0, Q4_K, Q5_K and MLX "
                    "matrices row by row rather than regrouped 16 rows at a time (slower; for comparisons)");
   command.add_option("--kv-dtype", kv_dtype, "KV cache dtype: " + kv_dtype_names())->capture_default_str();
   command.add_option("-c,--ctx", context, "context length (KV cache capacity in tokens)")->capture_default_str();
@@ -42,6 +47,7 @@ void ModelOptions::add_to(CLI::App& command, const std::string& seed_help) {
 }
 
 std::string ModelOptions::activations_label() const {
+  if (backend != "cpu") return "";
   if (int8_activations) return " (int8 activations)";
   return int24_activations ? " (int24 activations)" : "";
 }

@@ -16,6 +16,21 @@
 
 namespace qwen35::app {
 
+// Whether the CPU's GGUF and MLX gemvs take x in 24 bits unless told
+// otherwise (--float-activations): where that measured faster than float x
+// (x86-64, 2026-12: 1.2-1.5 times the float kernels' decode on AVX-512 VNNI
+// for the 4- to 6-bit formats, 1.0-1.2 on AVX2) at float32's precision
+// (docs/accuracy.md). ARM64's integer kernels run ARMv8.0's widening
+// multiplies, four instructions per 16 codes where three digits take three
+// such steps, and have not been timed on ARM hardware: float x there. The
+// library's own default (BackendOptions) stays the float kernels, the
+// reference every backend is compared with.
+#if defined(__x86_64__) || defined(_M_X64)
+inline constexpr bool kInt24ActivationsByDefault = true;
+#else
+inline constexpr bool kInt24ActivationsByDefault = false;
+#endif
+
 struct ModelOptions {
   std::string model_dir;  // empty: the built-in random-weight 0.8B model
   std::string backend = "cpu";
@@ -24,7 +39,9 @@ struct ModelOptions {
   std::string kv_dtype = "bf16";
   std::string simd_target;  // CPU: BackendOptions::simd_target ("" = the best this CPU has)
   bool int8_activations = false;   // CPU, GGUF or MLX weights: x in 8 bits for integer dot products
-  bool int24_activations = false;  // CPU, GGUF/MLX weights: x in 24 bits (BackendOptions::int24_activations)
+  // CPU, GGUF/MLX weights: x in 24 bits (BackendOptions::int24_activations);
+  // --int24-activations / --float-activations
+  bool int24_activations = kInt24ActivationsByDefault;
   bool regroup_rows = true;        // CPU with int8 or int24 activations: BackendOptions::regroup_rows
   uint32_t context = 4096;
   std::string preset = "0.8b";         // random weights only: the shape (Qwen35ForwardConfig::preset)
@@ -40,7 +57,8 @@ struct ModelOptions {
   // the command samples, the sampler too).
   void add_to(CLI::App& command, const std::string& seed_help = "seed of the built-in random weights");
   KvDtype parsed_kv_dtype() const;
-  // " (int8 activations)", " (int24 activations)" or "": for descriptions.
+  // " (int8 activations)", " (int24 activations)" or "" (float, or a backend
+  // other than the CPU, whose options these are): for descriptions.
   std::string activations_label() const;
 };
 
