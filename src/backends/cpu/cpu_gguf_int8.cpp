@@ -595,15 +595,11 @@ void Int8Rows(DType type, const Rows& m, const float* base, float* y, const cpu:
     case DType::kQ4_K: return int8_rows<DType::kQ4_K, GgufBlockQ4K>(m, base, y, p, k4);
     case DType::kQ5_K: return int8_rows<DType::kQ5_K, GgufBlockQ5K>(m, base, y, p, k4);
     default:
-      if (m.int8->digits == cpu::kInt24Digits) {
-        return int8_rows<DType::kQ6_K, GgufBlockQ6K>(m, base, y, p, [](auto rows_n, auto b, const auto& x,
-                                                                          size_t blocks, float* out) {
-          int8_q6_k<decltype(rows_n)::value, cpu::kInt24Digits>(b, x, blocks, out);
-        });
-      }
       return int8_rows<DType::kQ6_K, GgufBlockQ6K>(m, base, y, p, [](auto rows_n, auto b, const auto& x,
                                                                         size_t blocks, float* out) {
-        int8_q6_k<decltype(rows_n)::value, 1>(b, x, blocks, out);
+        constexpr size_t R = decltype(rows_n)::value;
+        if (x.digits == cpu::kInt24Digits) return int8_q6_k<R, cpu::kInt24Digits>(b, x, blocks, out);
+        int8_q6_k<R, 1>(b, x, blocks, out);
       });
   }
 }

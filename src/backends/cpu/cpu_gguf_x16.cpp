@@ -250,7 +250,7 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
                 cpu::prefetch_past(&b, kX16PrefetchBytes + 64 * line);
               }
             }
-              for (size_t v = v0; v < v0 + kK4RunsPerStep; ++v) {
+            for (size_t v = v0; v < v0 + kK4RunsPerStep; ++v) {
               const auto bytes = hn::LoadU(d8, b.qs + 512 * c + 64 * v + 4 * n * p);
               auto low = hn::And(bytes, low4);
               auto high = kHighInPlace<Grouped> ? hn::AndNot(low4, bytes) : hn::ShiftRight<4>(bytes);
@@ -262,7 +262,7 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
                 low = hn::Or(low, hn::And(hn::BitCast(d8, hn::ShiftLeft<4>(bits)), bit4));
                 high = hn::Or(high, hn::And(hn::BitCast(d8, hn::ShiftLeft<3>(bits)), bit4));
               }
-                  for (size_t d = 0; d < D; ++d) {
+              for (size_t d = 0; d < D; ++d) {
                 const int8_t* quads = xq + d * plane + 64 * c + 4 * v;
                 acc[k][0][d] = cpu::HWY_NAMESPACE::dot4(acc[k][0][d], low, cpu::HWY_NAMESPACE::x_quad_at(dq, quads));
                 acc[k][1][d] =
