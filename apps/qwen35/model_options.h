@@ -18,11 +18,11 @@ namespace qwen35::app {
 
 // Whether the CPU's GGUF and MLX gemvs take x in 24 bits unless told
 // otherwise (--float-activations): where that measured faster than float x
-// (x86-64, 2026-12: 1.2-1.5 times the float kernels' decode on AVX-512 VNNI
-// for the 4- to 6-bit formats, 1.0-1.2 on AVX2) at float32's precision
+// (x86-64, 2026-12: 1.05-1.5 times the float kernels' decode on AVX-512 VNNI
+// where the cores bind, alike where DRAM does; 1.0-1.2 on AVX2) at float32's precision
 // (docs/accuracy.md). ARM64's integer kernels run ARMv8.0's widening
-// multiplies, four instructions per 16 codes where three digits take three
-// such steps, and have not been timed on ARM hardware: float x there. The
+// multiplies (four instructions per 16 codes and digit, where SDOT would take
+// one) and have not been timed on ARM hardware: float x there. The
 // library's own default (BackendOptions) stays the float kernels, the
 // reference every backend is compared with.
 #if defined(__x86_64__) || defined(_M_X64)
