@@ -121,9 +121,11 @@ TEST_P(Int24Cpu, KernelsMatchTheTwin) { check_gguf_cpu_kernels(kGgufInt8Types, k
 
 // The digits of every target against the scalar twin's, to the bit: random
 // blocks of several magnitudes, an all-zero block (varied_floats), exact
-// halves, subnormals, and blocks holding a NaN or an infinity.
+// halves, subnormals, and blocks holding a NaN or an infinity; the outputs
+// start as garbage, as a reused scratch does, so every code and sum must be
+// written.
 TEST_P(Int24Cpu, QuantizerMatchesTheScalarTwinToTheBit) {
-  for (size_t cols : {32u, 96u, 1024u}) {
+  for (size_t cols : {32u, 96u, 1024u, 4096u + 32u}) {
     SCOPED_TRACE(::testing::Message() << "cols " << cols);
     std::vector<float> x = varied_floats(cols, static_cast<uint32_t>(cols));
     if (cols >= 1024) {
@@ -132,9 +134,10 @@ TEST_P(Int24Cpu, QuantizerMatchesTheScalarTwinToTheBit) {
       x[256 + 7] = std::numeric_limits<float>::quiet_NaN();
       x[288 + 31] = std::numeric_limits<float>::infinity();
     }
-    std::vector<int8_t> q(kDigits * cols), q_twin(kDigits * cols);
-    std::vector<float> scale(cols / 32), scale_twin(cols / 32);
-    std::vector<float> sums(kDigits * cols / 16), sums_twin(kDigits * cols / 16);
+    if (cols > 2048) x[2048 + 3] = -std::numeric_limits<float>::infinity();  // the first block of a later chunk
+    std::vector<int8_t> q(kDigits * cols, 0x55), q_twin(kDigits * cols, 0x33);
+    std::vector<float> scale(cols / 32, 5.0f), scale_twin(cols / 32, 3.0f);
+    std::vector<float> sums(kDigits * cols / 16, 5.0f), sums_twin(kDigits * cols / 16, 3.0f);
     cpu::quantize_blocks(x.data(), cols, q.data(), scale.data(), sums.data(), kDigits);
     cpu::quantize_blocks_scalar(x.data(), cols, q_twin.data(), scale_twin.data(), sums_twin.data(), kDigits);
     for (size_t k = 0; k < q.size(); ++k) {

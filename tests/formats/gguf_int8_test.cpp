@@ -122,8 +122,11 @@ TEST_P(Int8Cpu, QuantizerMatchesTheScalarTwinToTheBit) {
       x[320] = -kInf;
       x[352 + 5] = 3e38f;
     }
-    std::vector<int8_t> q(cols), q_twin(cols);
-    std::vector<float> scale(cols / 32), scale_twin(cols / 32), sums(cols / 16), sums_twin(cols / 16);
+    if (cols > 2048) x[2048 + 3] = std::numeric_limits<float>::quiet_NaN();  // the first block of a later chunk
+    // Outputs that start as garbage, as a reused scratch does: every code and sum must be written.
+    std::vector<int8_t> q(cols, 0x55), q_twin(cols, 0x33);
+    std::vector<float> scale(cols / 32, 5.0f), scale_twin(cols / 32, 3.0f);
+    std::vector<float> sums(cols / 16, 5.0f), sums_twin(cols / 16, 3.0f);
     cpu::quantize_blocks(x.data(), cols, q.data(), scale.data(), sums.data());
     cpu::quantize_blocks_scalar(x.data(), cols, q_twin.data(), scale_twin.data(), sums_twin.data());
     for (size_t k = 0; k < cols; ++k) ASSERT_EQ(q[k], q_twin[k]) << "element " << k << " x " << x[k];
