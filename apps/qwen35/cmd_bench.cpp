@@ -145,15 +145,14 @@ void run_bench(BenchOptions options) {
   const double token_seconds = 1.0 / tok_per_s.back();
 
   if (options.json) {
-    const bool cpu = options.model.backend == "cpu";  // the activations options are the CPU backend's
     nlohmann::json j = {{"model", loaded.description}, {"backend", gpu.name()}, {"device", gpu.device_description()},
                         {"weights", loaded.model->weight_format()}, {"kv_dtype", options.model.kv_dtype},
                         {"context", options.context}, {"tokens", options.tokens}, {"repeats", options.repeats},
                         {"tok_per_s", tps}, {"bytes_per_token", bytes_per_token},
                         {"achieved_gbps", achieved_gbps}, {"read_gbps", best_read_gbps},
                         {"read_pattern", best_pattern}, {"roofline_fraction", fraction},
-                        {"int8_activations", cpu && options.model.int8_activations},
-                        {"int24_activations", cpu && options.model.int24_activations && !options.model.int8_activations},
+                        {"int8_activations", options.model.activations() == "int8"},
+                        {"int24_activations", options.model.activations() == "int24"},
                         {"cpu_steal_fraction", steal ? nlohmann::json(*steal) : nlohmann::json(nullptr)}};
     if (options.profile) {
       nlohmann::json families;

@@ -49,7 +49,7 @@ void run_compare(const CompareOptions& options) {
       b.int8_activations == a.int8_activations && b.int24_activations == a.int24_activations) {
     fail("nothing to compare: B is A; give B a different --model-b, --kv-dtype-b or --backend-b, or "
          "--int8-activations-b, --int24-activations-b or --float-activations-b (A's activations: {})",
-         a.int8_activations ? "int8" : a.int24_activations ? "int24" : "float");
+         a.activations());
   }
 
   app::LoadedModel model_a = app::load_model(options.a);

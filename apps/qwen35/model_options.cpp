@@ -46,10 +46,15 @@ void ModelOptions::add_to(CLI::App& command, const std::string& seed_help) {
   command.add_option("--seed", seed, seed_help)->capture_default_str();
 }
 
+std::string_view ModelOptions::activations() const {
+  if (backend != "cpu") return "float";
+  if (int8_activations) return "int8";
+  return int24_activations ? "int24" : "float";
+}
+
 std::string ModelOptions::activations_label() const {
-  if (backend != "cpu") return "";
-  if (int8_activations) return " (int8 activations)";
-  return int24_activations ? " (int24 activations)" : "";
+  const std::string_view x = activations();
+  return x == "float" ? "" : fmt::format(" ({} activations)", x);
 }
 
 KvDtype ModelOptions::parsed_kv_dtype() const {

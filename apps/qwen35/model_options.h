@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -57,8 +58,11 @@ struct ModelOptions {
   // the command samples, the sampler too).
   void add_to(CLI::App& command, const std::string& seed_help = "seed of the built-in random weights");
   KvDtype parsed_kv_dtype() const;
-  // " (int8 activations)", " (int24 activations)" or "" (float, or a backend
-  // other than the CPU, whose options these are): for descriptions.
+  // What the GGUF and MLX gemvs take x as under these options: "int8",
+  // "int24" or "float" (int8 wins over int24; backends other than the CPU,
+  // whose options these are, always "float").
+  std::string_view activations() const;
+  // " (int8 activations)", " (int24 activations)" or "" (float): for descriptions.
   std::string activations_label() const;
 };
 

@@ -23,8 +23,6 @@ class CpuBackend final : public HostBackend {
     pool_.set_timing(enabled);
     HostBackend::set_profiling(enabled);
   }
-  // BackendOptions::int8_activations: the GGUF and MLX gemvs quantize x to 8 bits.
-  bool int8_activations() const { return int8_activations_; }
   // How the GGUF and MLX gemvs take x, in 8-bit digits (0: as floats): in 1
   // (8 bits) with int8_activations; with BackendOptions::int24_activations
   // alone in 3 (24 bits) where the matrix's kernel takes them (`takes_int24`:
