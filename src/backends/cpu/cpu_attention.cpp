@@ -65,6 +65,12 @@ simd::KvBlock kv_block(DevicePtr cache, const AttentionDecodeArgs& a, uint32_t t
 // Positions scored together before one softmax rescale.
 constexpr uint32_t kBlock = 32;
 
+// How far ahead (positions) a block asks for rows: two blocks. One block
+// ahead, the Zen 5 host's DRAM answered too late; two read 4096 positions of
+// a bf16 cache in 265-275 us instead of 325-338, fp8 in 327-336 instead of
+// 361-370 (BM_AttentionDecode, three rounds; three, four or six blocks no better).
+constexpr uint32_t kPrefetchDistance = 2 * kBlock;
+
 // Pieces per thread at most. Two chunks per thread, fixed, left the launching
 // thread waiting up to 40% of the kernel's time at 4096 positions (0.2-40%
 // over 12 decodes), the other thread's chunks taking 8-22% longer;
@@ -98,18 +104,18 @@ void attend_pieces(const AttentionDecodeArgs& a, uint32_t t_begin, uint32_t t_en
       for (uint32_t h = 0; h < a.n_heads_q; ++h) piece_slots[h * stride + hd] = -INFINITY;
     }
     const uint32_t n = std::min(kBlock, seq_len - t0);
-    // Each block asks for the next block's rows as it reads its own, spread
-    // over the block: a burst of 32 KB of prefetches filled the miss queue
-    // and stalled on it.
-    const uint32_t prefetch = t0 + kBlock < seq_len ? kBlock : 0;
+    // Each block asks for the rows kPrefetchDistance on as it reads its own,
+    // spread over the block: a burst of 32 KB of prefetches filled the miss
+    // queue and stalled on it.
+    const uint32_t prefetch = t0 + kPrefetchDistance < seq_len ? kPrefetchDistance : 0;
     simd::KvBlock k_block = kv_block<E>(a.k_cache, a, t0, n, prefetch);
-    // Scoring, one sequential walk, also asks for the next block's V rows, in
+    // Scoring, one sequential walk, also asks for those positions' V rows, in
     // address order. The value pass reads a block a few columns of every row
     // at a time, and its own prefetches, in that order, left it reading DRAM
     // at ~10 GB/s; it keeps them, as without them the lines (evicted from L1
     // by the K rows meanwhile) came later. 4096 positions from DRAM: 720-840
     // -> 510-640 us with scoring a row at a time (simd.cpp's dot_row).
-    if (prefetch) k_block.companion_rows = kv_row<E>(a.v_cache, a, t0 + kBlock);
+    if (prefetch) k_block.companion_rows = kv_row<E>(a.v_cache, a, t0 + kPrefetchDistance);
     simd::attention_scores(k_block, q, scores.data(), kBlock);
     for (uint32_t h = 0; h < a.n_heads_q; ++h) {
       float* acc = piece_slots + h * stride;
