@@ -358,7 +358,8 @@ HWY_INLINE void for_query_groups(size_t n_queries, const Pass& pass) {
 // asked for may lie past the cache's end.
 struct OrderedPrefetch {
   const void* rows;
-  const void* companion;  // or null
+  const void* companion;
+  size_t companion_rows;  // still to ask for: 0 without companion rows
   size_t offset, companion_offset, row_bytes, lines, per_step;
   size_t next = 0;       // the next line
   size_t row_start = 0;  // bytes from offset to the current row
@@ -366,11 +367,13 @@ struct OrderedPrefetch {
     const size_t end = std::min(lines, next + per_step);
     for (; next < end; ++next) {
       cpu::prefetch_past(rows, offset + 64 * next);
-      if (companion != nullptr && 64 * (next + 1) >= row_start + row_bytes) {  // the row's last line
+      // Each row whose last line this was (a line may end several short rows).
+      while (companion_rows > 0 && 64 * (next + 1) >= row_start + row_bytes) {
         for (size_t line = 0; line < row_bytes; line += 64) {
           cpu::prefetch_past(companion, companion_offset + row_start + line);
         }
         row_start += row_bytes;
+        --companion_rows;
       }
     }
   }
@@ -386,7 +389,8 @@ HWY_INLINE void score_rows(const Rows& rows, const KvBlock& k, size_t b, size_t 
   const size_t lines = (R * row_bytes + 63) / 64;
   // Prefetching calls: one per two vectors of a slice, for each head's slices.
   const size_t steps = k.n_heads * std::max<size_t>(1, k.head_dim / (2 * hn::Lanes(DF())));
-  OrderedPrefetch prefetch{.rows = rows.row_address(b), .companion = k.companion_rows, .offset = prefetch_bytes,
+  OrderedPrefetch prefetch{.rows = rows.row_address(b), .companion = k.companion_rows,
+                           .companion_rows = k.companion_rows != nullptr ? R : 0, .offset = prefetch_bytes,
                            .companion_offset = b * row_bytes, .row_bytes = row_bytes, .lines = lines,
                            .per_step = (lines + steps - 1) / steps};
   for (size_t g = 0; g < k.n_heads; ++g) {
