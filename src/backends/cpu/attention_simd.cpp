@@ -233,14 +233,44 @@ constexpr bool kManyRegisters = !(HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SS
 // (fp8). Their reads go out in address order all the same (OrderedPrefetch).
 constexpr size_t kScoreRows = kManyRegisters ? 4 : 1;
 
+// Asks for `lines` lines from `offset` bytes past `rows`, in address order,
+// per_step at each call, and after each whole row of them the same row of
+// the companion rows (if any) whole: the order in which one row at a time
+// asked for them, which DRAM answered fastest here. (The same lines asked
+// for row by row across a pass of 4 rows, or with K and V lines alternating,
+// took 20-40% longer from DRAM.) Offsets rather than pointers: the rows
+// asked for may lie past the cache's end.
+struct OrderedPrefetch {
+  const void* rows;
+  const void* companion;
+  size_t companion_rows;  // still to ask for: 0 without companion rows
+  size_t offset, companion_offset, row_bytes, lines, per_step;
+  size_t next = 0;       // the next line
+  size_t row_start = 0;  // bytes from offset to the current row
+  void operator()() {
+    const size_t end = std::min(lines, next + per_step);
+    for (; next < end; ++next) {
+      cpu::prefetch_past(rows, offset + 64 * next);
+      // Each row whose last line this was (a line may end several short rows).
+      while (companion_rows > 0 && 64 * (next + 1) >= row_start + row_bytes) {
+        for (size_t line = 0; line < row_bytes; line += 64) {
+          cpu::prefetch_past(companion, companion_offset + row_start + line);
+        }
+        row_start += row_bytes;
+        --companion_rows;
+      }
+    }
+  }
+};
+
 // out[r + j * out_stride] = rows[r] . queries[j] for R adjacent rows, M
 // queries and rows of `count` elements, calling prefetch() once per two
 // vectors of each row if `prefetching`. One row alone keeps two sets of
 // accumulators (even and odd steps) for 2M FMA chains in flight; R > 1 rows
 // have R M chains in one set.
-template <size_t R, size_t M, typename Slice, typename Prefetch>
-HWY_INLINE void dot_rows(const Slice* rows, bool prefetching, Prefetch& prefetch, const float* qs, size_t stride,
-                         float* out, size_t out_stride, size_t count) {
+template <size_t R, size_t M, typename Slice>
+HWY_INLINE void dot_rows(const Slice* rows, bool prefetching, OrderedPrefetch& prefetch, const float* qs,
+                         size_t stride, float* out, size_t out_stride, size_t count) {
   const DF df;
   const size_t n = hn::Lanes(df);
   constexpr size_t kSets = R == 1 ? 2 : 1;
@@ -348,36 +378,6 @@ HWY_INLINE void for_query_groups(size_t n_queries, const Pass& pass) {
     default: break;
   }
 }
-
-// Asks for `lines` lines from `offset` bytes past `rows`, in address order,
-// per_step at each call, and after each whole row of them the same row of
-// the companion rows (if any) whole: the order in which one row at a time
-// asked for them, which DRAM answered fastest here. (The same lines asked
-// for row by row across a pass of 4 rows, or with K and V lines alternating,
-// took 20-40% longer from DRAM.) Offsets rather than pointers: the rows
-// asked for may lie past the cache's end.
-struct OrderedPrefetch {
-  const void* rows;
-  const void* companion;
-  size_t companion_rows;  // still to ask for: 0 without companion rows
-  size_t offset, companion_offset, row_bytes, lines, per_step;
-  size_t next = 0;       // the next line
-  size_t row_start = 0;  // bytes from offset to the current row
-  void operator()() {
-    const size_t end = std::min(lines, next + per_step);
-    for (; next < end; ++next) {
-      cpu::prefetch_past(rows, offset + 64 * next);
-      // Each row whose last line this was (a line may end several short rows).
-      while (companion_rows > 0 && 64 * (next + 1) >= row_start + row_bytes) {
-        for (size_t line = 0; line < row_bytes; line += 64) {
-          cpu::prefetch_past(companion, companion_offset + row_start + line);
-        }
-        row_start += row_bytes;
-        --companion_rows;
-      }
-    }
-  }
-};
 
 // Rows are read kScoreRows at a time, all heads' slices in turn (so the
 // reads stay within a few rows of one another). The first query group of
