@@ -174,6 +174,31 @@ HWY_INLINE void unpack_scales(const Grouped& b, uint8_t* HWY_RESTRICT out) {
   }
 }
 
+// The same for the sub-block j (< 8) of rows n p .. n p + n - 1 only, a
+// scale and a min per int32 lane, assembled in registers from the block's
+// bytes where it is needed. Q4_Kx16 takes its scales so: through the stack
+// array, one thread read its matrices from DRAM as if the reads and the
+// arithmetic took turns, at 21-22 GB/s against 50 from the caches (28672 x
+// 1024, x in 24 bits, Zen 5), and at 31-35 GB/s so (qwen35 bench q4_k on
+// one thread: 48.5-49.9 -> 68.7-73.6 tok/s, alternating; thirty-second
+// session). Q5_Kx16, whose fifth bits hold more registers, keeps the array:
+// so its kernel ran 15% slower from the caches and no faster from DRAM.
+template <typename Grouped, class DQ>
+HWY_INLINE void sub_block_scale_min(DQ dq, const Grouped& b, size_t j, size_t p, hn::Vec<DQ>& scale,
+                                    hn::Vec<DQ>& min) {
+  const hn::Rebind<uint8_t, DQ> d8_lanes;  // a byte per int32 lane
+  const size_t n = hn::Lanes(dq);
+  const auto lo = hn::PromoteTo(dq, hn::LoadU(d8_lanes, b.scales_lo + 16 * j + n * p));
+  const auto hi = hn::PromoteTo(dq, hn::LoadU(d8_lanes, b.scales_hi + 16 * (j % 4) + n * p));
+  const auto low4 = hn::Set(dq, 0x0F), high2 = hn::Set(dq, 0x30);
+  // The top two bits of the scale are bits 0-1 of hi for j < 4, bits 4-5 for
+  // j + 4; of the min, bits 2-3 and 6-7.
+  const auto scale_top = j < 4 ? hn::ShiftLeft<4>(hi) : hi;
+  const auto min_top = j < 4 ? hn::ShiftLeft<2>(hi) : hn::ShiftRight<2>(hi);
+  scale = hn::Or(hn::And(lo, low4), hn::And(scale_top, high2));
+  min = hn::Or(hn::ShiftRight<4>(lo), hn::And(min_top, high2));
+}
+
 // On VNNI (no int16 step to saturate) Q4_K's high nibbles stay in place, 16
 // times their codes, and x's scale for them is divided by 16 (exactly: a
 // power of two), which saves a shift per 64 codes.
@@ -186,9 +211,9 @@ constexpr bool kHighInPlace = HWY_TARGET == HWY_AVX3_DL && std::is_same_v<Groupe
 // the runs of each chunk in turn keeps the reads in address order: run by
 // run across the chunks (one load of qh per run) made Q4_Kx16 3584 x 1024
 // from DRAM 1.5 to 1.8 times slower. Each sub-block's sums for 16 rows are
-// converted once and scaled by their 6-bit scales (unpack_scales) times x's
-// block scale; their mins meet x's block sums. d and dmin apply once per
-// block.
+// converted once and scaled by their 6-bit scales (sub_block_scale_min, or
+// unpack_scales for Q5_Kx16) times x's block scale; their mins meet x's
+// block sums. d and dmin apply once per block.
 // The G groups (a pass's bands) advance side by side, kK4RunsPerStep runs of
 // each at a time, as the Q4_0x16 and Q8_0x16 kernels advance a block (4.5 or
 // 8.5 lines) of each. A whole 2.3 KB block of one band before the next, as
@@ -226,8 +251,10 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
   const size_t plane = x.cols;  // x's digit planes
   for (size_t i = 0; i < blocks; ++i) {
     const int8_t* xq = x.q + 256 * i;
-    HWY_ALIGN uint8_t unpacked[G][256];
-    for (size_t k = 0; k < G; ++k) unpack_scales(g[k][i], unpacked[k]);
+    HWY_ALIGN uint8_t unpacked[kFifthBits ? G : 1][256];
+    if constexpr (kFifthBits) {
+      for (size_t k = 0; k < G; ++k) unpack_scales(g[k][i], unpacked[k]);
+    }
     for (size_t p = 0; p < kParts; ++p) {
       hn::Vec<decltype(df)> sums[G], min_sums[G];
       for (size_t k = 0; k < G; ++k) {
@@ -276,8 +303,13 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
           const float x_scale = x.scale[8 * i + j] * (kHighInPlace<Grouped> && half == 1 ? 0.0625f : 1.0f);
           const auto x_sum = hn::Set(df, x.sums[8 * i + j]);
           for (size_t k = 0; k < G; ++k) {
-            const auto scale = hn::PromoteTo(dq, hn::Load(d8_lanes, unpacked[k] + 16 * j + n * p));
-            const auto min = hn::PromoteTo(dq, hn::Load(d8_lanes, unpacked[k] + 128 + 16 * j + n * p));
+            hn::Vec<DQ> scale, min;
+            if constexpr (kFifthBits) {
+              scale = hn::PromoteTo(dq, hn::Load(d8_lanes, unpacked[k] + 16 * j + n * p));
+              min = hn::PromoteTo(dq, hn::Load(d8_lanes, unpacked[k] + 128 + 16 * j + n * p));
+            } else {
+              sub_block_scale_min(dq, g[k][i], j, p, scale, min);
+            }
             const auto factor = hn::Mul(hn::ConvertTo(df, scale), hn::Set(df, x_scale));
             sums[k] = hn::MulAdd(cpu::HWY_NAMESPACE::digit_sum<D>(df, acc[k][half]), factor, sums[k]);
             min_sums[k] = hn::MulAdd(hn::ConvertTo(df, min), x_sum, min_sums[k]);
