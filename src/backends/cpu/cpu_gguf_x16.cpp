@@ -224,6 +224,11 @@ constexpr bool kHighInPlace = HWY_TARGET == HWY_AVX3_DL && std::is_same_v<Groupe
 // caches the G groups' independent chains make Q4_Kx16 faster too (30-37 us
 // against 26-31). One run per step measured as two.
 constexpr size_t kK4RunsPerStep = 2;
+// The K-quant kernel asks for no lines in software, unlike the others: its
+// prefetches (a share of each block's lines per step, 4 KB ahead) reached
+// the binary only in the thirty-second session (cpu/prefetch.h), and then
+// made decode slower (qwen35 bench, alternating, two threads: q4_k 58.7-63.0
+// tok/s against 109.4-116.9, q5_k 42.9-43.6 against 47.4-54.6).
 
 template <typename Grouped, size_t G, size_t D>
 HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activations& x, size_t blocks, float* out) {
@@ -237,8 +242,6 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
   const hn::Rebind<hwy::float16_t, decltype(df)> dh;
   const size_t n = hn::Lanes(dq);
   constexpr size_t kParts = 16 / hn::MaxLanes(DQ());
-  constexpr size_t kSteps = 4 * 8 / kK4RunsPerStep;
-  constexpr size_t kLines = (sizeof(Grouped) + 63) / 64;
   const auto low4 = hn::Set(d8, 0x0F);
   const auto bit4 = hn::Set(d8, 0x10);
   hn::Vec<decltype(df)> total[G][kParts], mins[G][kParts];
@@ -267,16 +270,8 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
           for (size_t d = 0; d < D; ++d) acc[k][0][d] = acc[k][1][d] = hn::Zero(dq);
         }
         for (size_t v0 = 0; v0 < 8; v0 += kK4RunsPerStep) {
-          const size_t step = (8 * c + v0) / kK4RunsPerStep;
           for (size_t k = 0; k < G; ++k) {
             const Grouped& b = g[k][i];
-            // A share of the block's lines per step, so the requests go out
-            // as evenly as the loads they run ahead of.
-            if (p == 0) {
-              for (size_t line = kLines * step / kSteps; line < kLines * (step + 1) / kSteps; ++line) {
-                cpu::prefetch_past(&b, kX16PrefetchBytes + 64 * line);
-              }
-            }
             for (size_t v = v0; v < v0 + kK4RunsPerStep; ++v) {
               const auto bytes = hn::LoadU(d8, b.qs + 512 * c + 64 * v + 4 * n * p);
               auto low = hn::And(bytes, low4);

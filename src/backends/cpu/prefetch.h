@@ -6,15 +6,21 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "hwy/cache_control.h"
-
 namespace qwen35::cpu {
 
 // Prefetches the line `bytes` past p. The address may lie past the buffer
 // (a matrix's last rows, a cache's end), which a prefetch tolerates, so it is
 // formed as an integer rather than by pointer arithmetic.
-inline void prefetch_past(const void* p, size_t bytes) {
-  hwy::Prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) + bytes));
+//
+// The builtin itself, always inlined. Through hwy::Prefetch (a function of
+// its own target, "sse2") GCC 12 at -O1 and above deleted the calls in some
+// of the kernels' files (an interprocedural pass found the out-of-line
+// callee free of side effects): the regrouped GGUF and MLX gemvs and the
+// row-major integer and float GGUF ones had no prefetch instruction at all
+// until the thirty-second session, attention and the dense gemvs some of
+// theirs (objdump -d of each object file, counting prefetcht0).
+__attribute__((always_inline)) inline void prefetch_past(const void* p, size_t bytes) {
+  __builtin_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) + bytes), /*rw=*/0, /*locality=*/3);
 }
 
 }  // namespace qwen35::cpu
