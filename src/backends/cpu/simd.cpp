@@ -390,7 +390,7 @@ void mlx_bands_t(const MlxRows& w, const float* xc, const float* x_sums, const f
   for_each_mlx_pass<M>(hn::CappedTag<float, 16>(), static_cast<const T*>(w.scales), static_cast<const T*>(w.biases),
                        x_sums, w.cols / w.group_size, p,
                        [&](size_t count, const size_t* rows, const float* const* scales, const float* bias_terms) {
-                         float dot[M];
+                         float dot[M] = {};  // count < M only with one row (GCC cannot see it)
                          if (count == M) {
                            mlx_dot_rows<Bits, M>(w, rows, xc, scales, dot);
                          } else {
