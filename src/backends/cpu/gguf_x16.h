@@ -17,7 +17,10 @@ namespace qwen35::gguf_cpu {
 // DRAM: one band 12.5-14.4 GB/s, two 13.4-18.2, four 17.4-21.5 (dense bf16
 // 17.0-19.6 in the same runs); from the caches 47 us with one or two, 39 with
 // four. Decode, alternating: 4 KB ahead 46.1, 43.8, 44.4 tok/s against 2 KB's
-// 36.7, 41.4, 39.8.
+// 36.7, 41.4, 39.8. (Those prefetches had been compiled out, cpu/prefetch.h:
+// the distances differed only in their address arithmetic. Since they reach
+// the binary, the Q4_0x16 and Q8_0x16 kernels use them at 4 KB, which
+// measured faster than none on the Zen 5 host; the K-quant ones use none.)
 constexpr size_t kX16PrefetchBytes = 4096;
 constexpr size_t kX16Bands = 4;
 // With x in 24 bits, two: a Q4_Kx16 pass of four bands keeps 24 accumulators
