@@ -96,18 +96,30 @@ struct GgufBlockQ4Kx16 {
   uint8_t scales_hi[64];
   uint8_t qs[2048];
 };
-// Q5_K as Q4_K (DType::kQ5_Kx16), its fifth bits in runs as the codes are:
-// qh[64 v + 4 r + k] = row r's qh[4 v + k], the fifth bits of the codes in
-// qs[512 c + 64 v + 4 r + k] for every chunk c (bits 2c and 2c + 1).
+// Q5_K as Q4_K (DType::kQ5_Kx16), its codes and fifth bits interleaved in
+// spans of four runs, so that a kernel reads each block from its first byte
+// to its last: span s = 2c + h (chunk c, half h) holds the fifth bits of its
+// runs, then the runs themselves. spans[s].qs[64 u + 4 r + k] = row r's
+// qs[32 c + 4 (4 h + u) + k], as Q4_Kx16's qs[512 c + 64 (4 h + u) + 4 r +
+// k]; bits 2u and 2u + 1 of spans[s].qh[4 r + k] are bits 2c and 2c + 1 of
+// row r's qh[4 (4 h + u) + k], the fifth bits of that byte's low and high
+// codes. With the fifth bits of all four chunks in one 512-byte array ahead
+// of the codes, as until the thirty-third session, a kernel went back and
+// forth between the two, and the hardware prefetcher of the Zen 5 host lost
+// the stream: one thread read such matrices from DRAM at half the rate of
+// Q4_Kx16's (docs/performance.md).
 struct GgufBlockQ5Kx16 {
   using Source = GgufBlockQ5K;
   static constexpr DType kSourceType = DType::kQ5_K;
+  struct Span {
+    uint8_t qh[64];
+    uint8_t qs[256];
+  };
   uint16_t d[16];
   uint16_t dmin[16];
   uint8_t scales_lo[128];
   uint8_t scales_hi[64];
-  uint8_t qh[512];
-  uint8_t qs[2048];
+  Span spans[8];
 };
 static_assert(sizeof(GgufBlockQ8_0) == 34 && sizeof(GgufBlockQ4_0) == 18 && sizeof(GgufBlockQ4K) == 144 &&
               sizeof(GgufBlockQ5K) == 176 && sizeof(GgufBlockQ6K) == 210 &&
@@ -156,11 +168,23 @@ Block x16_row_block(const Grouped& b, size_t lane) {
       out.scales[j + 4] = static_cast<uint8_t>(m | (m4 >> 4) << 6);
       out.scales[j + 8] = static_cast<uint8_t>((sc4 & 0xF) | (m4 & 0xF) << 4);
     }
-    for (size_t c = 0; c < 4; ++c) {
-      for (size_t v = 0; v < 8; ++v) std::memcpy(out.qs + 32 * c + 4 * v, b.qs + 512 * c + 64 * v + 4 * lane, 4);
-    }
     if constexpr (std::is_same_v<Grouped, GgufBlockQ5Kx16>) {
-      for (size_t v = 0; v < 8; ++v) std::memcpy(out.qh + 4 * v, b.qh + 64 * v + 4 * lane, 4);
+      std::memset(out.qh, 0, sizeof(out.qh));
+      for (size_t s = 0; s < 8; ++s) {
+        const size_t c = s / 2, h = s % 2;
+        for (size_t u = 0; u < 4; ++u) {
+          const size_t v = 4 * h + u;
+          std::memcpy(out.qs + 32 * c + 4 * v, b.spans[s].qs + 64 * u + 4 * lane, 4);
+          for (size_t k = 0; k < 4; ++k) {
+            const int bits = b.spans[s].qh[4 * lane + k] >> (2 * u) & 3;
+            out.qh[4 * v + k] = static_cast<uint8_t>(out.qh[4 * v + k] | bits << (2 * c));
+          }
+        }
+      }
+    } else {
+      for (size_t c = 0; c < 4; ++c) {
+        for (size_t v = 0; v < 8; ++v) std::memcpy(out.qs + 32 * c + 4 * v, b.qs + 512 * c + 64 * v + 4 * lane, 4);
+      }
     }
   } else {
     for (size_t v = 0; v < sizeof(out.qs) / 4; ++v) std::memcpy(out.qs + 4 * v, b.qs + 64 * v + 4 * lane, 4);

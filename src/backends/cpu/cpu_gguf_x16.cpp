@@ -154,35 +154,18 @@ HWY_INLINE void group_dots(const Grouped* const* g, const cpu::Int8Activations& 
   }
 }
 
-// The 16 rows' 6-bit scales of a Q4_Kx16/Q5_Kx16 block's sub-blocks j at
-// out[16 j + r], their mins at out[128 + 16 j + r]: unpacked for all eight
-// sub-blocks in whole vectors, a few operations per 64 bytes, where unpacking
-// each sub-block's 16 in int32 lanes cost about as many operations as its 16
-// rows' dot products (3584 x 1024 from the caches, six alternating rounds:
-// Q4_Kx16 38.6-53.8 -> 39.8-46.6 us, Q5_Kx16 62.2-95.6 -> 54.3-69.9).
-template <typename Grouped>
-HWY_INLINE void unpack_scales(const Grouped& b, uint8_t* HWY_RESTRICT out) {
-  const hn::CappedTag<uint8_t, 64> d8;
-  const auto low4 = hn::Set(d8, 0x0F), high2 = hn::Set(d8, 0x30);
-  for (size_t o = 0; o < 64; o += hn::Lanes(d8)) {
-    const auto hi = hn::LoadU(d8, b.scales_hi + o);  // sub-blocks j < 4: bits 0-3; j + 4: bits 4-7
-    const auto lo = hn::LoadU(d8, b.scales_lo + o), lo4 = hn::LoadU(d8, b.scales_lo + 64 + o);
-    hn::Store(hn::Or(hn::And(lo, low4), hn::And(hn::ShiftLeft<4>(hi), high2)), d8, out + o);
-    hn::Store(hn::Or(hn::And(lo4, low4), hn::And(hi, high2)), d8, out + 64 + o);
-    hn::Store(hn::Or(hn::ShiftRight<4>(lo), hn::And(hn::ShiftLeft<2>(hi), high2)), d8, out + 128 + o);
-    hn::Store(hn::Or(hn::ShiftRight<4>(lo4), hn::And(hn::ShiftRight<2>(hi), high2)), d8, out + 192 + o);
-  }
-}
-
-// The same for the sub-block j (< 8) of rows n p .. n p + n - 1 only, a
-// scale and a min per int32 lane, assembled in registers from the block's
-// bytes where it is needed. Q4_Kx16 takes its scales so: through the stack
-// array, one thread read its matrices from DRAM as if the reads and the
-// arithmetic took turns, at 21-22 GB/s against 50 from the caches (28672 x
-// 1024, x in 24 bits, Zen 5), and at 31-35 GB/s so (qwen35 bench q4_k on
-// one thread: 48.5-49.9 -> 68.7-73.6 tok/s, alternating; thirty-second
-// session). Q5_Kx16, whose fifth bits hold more registers, keeps the array:
-// so its kernel ran 15% slower from the caches and no faster from DRAM.
+// The 6-bit scales and mins of a Q4_Kx16/Q5_Kx16 block's sub-block j (< 8)
+// for rows n p .. n p + n - 1, a scale and a min per int32 lane, assembled
+// in registers from the block's bytes where they are needed. Unpacked for
+// all 16 rows and eight sub-blocks into a stack array at the start of each
+// block, as until the thirty-second session, one thread read the matrices
+// from DRAM as if the reads and the arithmetic took turns (28672 x 1024 Q4_Kx16,
+// x in 24 bits, Zen 5: 21-22 GB/s against 31-35 so, 50 from the caches;
+// qwen35 bench q4_k on one thread 48.5-49.9 -> 68.7-73.6 tok/s), although
+// the array cost fewer operations (Q5_Kx16 from the caches: 7-15% faster).
+// Q5_Kx16 kept the array until its fifth bits moved next to its codes (the
+// thirty-third session), when the registers took its DRAM rate from 21-22
+// to 27 GB/s (3584 x 1024, x in 24 bits, one thread).
 template <typename Grouped, class DQ>
 HWY_INLINE void sub_block_scale_min(DQ dq, const Grouped& b, size_t j, size_t p, hn::Vec<DQ>& scale,
                                     hn::Vec<DQ>& min) {
@@ -207,13 +190,13 @@ constexpr bool kHighInPlace = HWY_TARGET == HWY_AVX3_DL && std::is_same_v<Groupe
 
 // Q4_Kx16 and Q5_Kx16: run v of chunk c meets x's quads at 64 c + 4 v (low
 // nibbles, sub-block 2c) and 64 c + 32 + 4 v (high, 2c + 1), Q5_K's fifth
-// bits (bits 2c and 2c + 1 of its run v of qh) put in as 16 each. Walking
-// the runs of each chunk in turn keeps the reads in address order: run by
-// run across the chunks (one load of qh per run) made Q4_Kx16 3584 x 1024
-// from DRAM 1.5 to 1.8 times slower. Each sub-block's sums for 16 rows are
-// converted once and scaled by their 6-bit scales (sub_block_scale_min, or
-// unpack_scales for Q5_Kx16) times x's block scale; their mins meet x's
-// block sums. d and dmin apply once per block.
+// bits (bits 2u and 2u + 1 of its span 2c + v / 4's qh, u = v % 4) put in
+// as 16 each. Walking the runs of each chunk in turn keeps the reads in
+// address order: run by run across the chunks (one load of qh per run) made
+// Q4_Kx16 3584 x 1024 from DRAM 1.5 to 1.8 times slower. Each sub-block's
+// sums for 16 rows are converted once and scaled by their 6-bit scales
+// (sub_block_scale_min) times x's block scale; their mins meet x's block
+// sums. d and dmin apply once per block.
 // The G groups (a pass's bands) advance side by side, kK4RunsPerStep runs of
 // each at a time, as the Q4_0x16 and Q8_0x16 kernels advance a block (4.5 or
 // 8.5 lines) of each. A whole 2.3 KB block of one band before the next, as
@@ -230,6 +213,12 @@ constexpr size_t kK4RunsPerStep = 2;
 // made decode slower (qwen35 bench, alternating, two threads: q4_k 58.7-63.0
 // tok/s against 109.4-116.9, q5_k 42.9-43.6 against 47.4-54.6).
 
+// Run v of chunk c of a Q4_Kx16 or Q5_Kx16 block: 64 bytes, four per row.
+HWY_INLINE const uint8_t* k4_run_codes(const GgufBlockQ4Kx16& b, size_t c, size_t v) { return b.qs + 512 * c + 64 * v; }
+HWY_INLINE const uint8_t* k4_run_codes(const GgufBlockQ5Kx16& b, size_t c, size_t v) {
+  return b.spans[2 * c + v / 4].qs + 64 * (v % 4);
+}
+
 template <typename Grouped, size_t G, size_t D>
 HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activations& x, size_t blocks, float* out) {
   constexpr bool kFifthBits = std::is_same_v<Grouped, GgufBlockQ5Kx16>;
@@ -237,7 +226,6 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
   const DQ dq;
   const hn::Repartition<uint8_t, DQ> d8;
   const hn::Repartition<uint16_t, DQ> d16;
-  const hn::Rebind<uint8_t, DQ> d8_lanes;  // a byte per int32 lane
   const hn::Repartition<float, DQ> df;
   const hn::Rebind<hwy::float16_t, decltype(df)> dh;
   const size_t n = hn::Lanes(dq);
@@ -254,10 +242,6 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
   const size_t plane = x.cols;  // x's digit planes
   for (size_t i = 0; i < blocks; ++i) {
     const int8_t* xq = x.q + 256 * i;
-    HWY_ALIGN uint8_t unpacked[kFifthBits ? G : 1][256];
-    if constexpr (kFifthBits) {
-      for (size_t k = 0; k < G; ++k) unpack_scales(g[k][i], unpacked[k]);
-    }
     for (size_t p = 0; p < kParts; ++p) {
       hn::Vec<decltype(df)> sums[G], min_sums[G];
       for (size_t k = 0; k < G; ++k) {
@@ -269,18 +253,22 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
         for (size_t k = 0; k < G; ++k) {
           for (size_t d = 0; d < D; ++d) acc[k][0][d] = acc[k][1][d] = hn::Zero(dq);
         }
+        // Unrolled, so that every load's offset and Q5_K's shifts are
+        // constants: left rolled for Q5_Kx16, one thread read it from DRAM at
+        // 18.3-18.9 GB/s against 21.4-22.8 (3584 x 1024, x in 24 bits).
+#pragma GCC unroll 8
         for (size_t v0 = 0; v0 < 8; v0 += kK4RunsPerStep) {
           for (size_t k = 0; k < G; ++k) {
             const Grouped& b = g[k][i];
             for (size_t v = v0; v < v0 + kK4RunsPerStep; ++v) {
-              const auto bytes = hn::LoadU(d8, b.qs + 512 * c + 64 * v + 4 * n * p);
+              const auto bytes = hn::LoadU(d8, k4_run_codes(b, c, v) + 4 * n * p);
               auto low = hn::And(bytes, low4);
               auto high = kHighInPlace<Grouped> ? hn::AndNot(low4, bytes) : hn::ShiftRight<4>(bytes);
               if constexpr (kFifthBits) {
-                // Bits 2c and 2c + 1 of each byte to bit 4: 16-bit shifts move
-                // no bit across bytes into the bits kept.
-                const auto run = hn::BitCast(d16, hn::LoadU(d8, b.qh + 64 * v + 4 * n * p));
-                const auto bits = hn::ShiftRightSame(run, static_cast<int>(2 * c));
+                // Bits 2u and 2u + 1 of each byte (u = v % 4) to bit 4: 16-bit
+                // shifts move no bit across bytes into the bits kept.
+                const auto span_bits = hn::BitCast(d16, hn::LoadU(d8, b.spans[2 * c + v / 4].qh + 4 * n * p));
+                const auto bits = hn::ShiftRightSame(span_bits, static_cast<int>(2 * (v % 4)));
                 low = hn::Or(low, hn::And(hn::BitCast(d8, hn::ShiftLeft<4>(bits)), bit4));
                 high = hn::Or(high, hn::And(hn::BitCast(d8, hn::ShiftLeft<3>(bits)), bit4));
               }
@@ -299,12 +287,7 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
           const auto x_sum = hn::Set(df, x.sums[8 * i + j]);
           for (size_t k = 0; k < G; ++k) {
             hn::Vec<DQ> scale, min;
-            if constexpr (kFifthBits) {
-              scale = hn::PromoteTo(dq, hn::Load(d8_lanes, unpacked[k] + 16 * j + n * p));
-              min = hn::PromoteTo(dq, hn::Load(d8_lanes, unpacked[k] + 128 + 16 * j + n * p));
-            } else {
-              sub_block_scale_min(dq, g[k][i], j, p, scale, min);
-            }
+            sub_block_scale_min(dq, g[k][i], j, p, scale, min);
             const auto factor = hn::Mul(hn::ConvertTo(df, scale), hn::Set(df, x_scale));
             sums[k] = hn::MulAdd(cpu::HWY_NAMESPACE::digit_sum<D>(df, acc[k][half]), factor, sums[k]);
             min_sums[k] = hn::MulAdd(hn::ConvertTo(df, min), x_sum, min_sums[k]);
