@@ -129,8 +129,8 @@ BENCHMARK(BM_LaunchOverhead)->ArgNames({"rows"})->Arg(8)->Arg(16)->Arg(1024)->Us
 // bits (4 or 8), cached, int8 (x quantized to 8 bits, integer dot products;
 // 3: x in 24 bits, regrouped only), x16 (with int8: the layout regrouped 16
 // rows at a time, as the CPU keeps such matrices, qwen35/mlx_affine.h);
-// cached as in BM_Gemv. Bytes:
-// codes, scales and biases.
+// cached as in BM_Gemv. Bytes: codes, scales and biases (regrouped, all in
+// the one array the kernel takes at codes).
 void BM_MlxGemv(benchmark::State& state) {
   const auto rows = static_cast<uint32_t>(state.range(0)), cols = static_cast<uint32_t>(state.range(1));
   const auto bits = static_cast<uint32_t>(state.range(2));

@@ -11,6 +11,7 @@
 // codes, BF16 scales and biases).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -25,7 +26,8 @@ struct MlxAffineParams {
   uint32_t group_size = 64;
 };
 
-// The three device arrays of one quantized matrix.
+// The three device arrays of one quantized matrix; regrouped (below), one
+// array at codes, scales and biases null.
 struct MlxMatrixRef {
   DevicePtr codes, scales, biases;
 };
@@ -76,13 +78,19 @@ inline float mlx_dequantize(float scale, uint32_t code, float bias) {
 
 // The rows regrouped 16 at a time, the layout the CPU keeps matrices in for
 // x in 8 or 24 bits (GpuBackend::regroups_mlx_rows; kernels "gemv_mlx4x16_bf16",
-// "gemv_mlx8x16_bf16", ...): the same bytes in another order, so that each
-// int32 lane of a 64-byte vector holds four code bytes of one of 16 rows and
-// the rows' dot products accumulate side by side. For each 16 rows and each
-// 32 code bytes of a row (a "unit": 64 columns of 4 bits, 32 of 8), 512
-// bytes of codes in runs of 64: bytes [4 r, 4 r + 4) of run v are row r's
-// code bytes [4 v, 4 v + 4) of the unit. Scales and biases: for each 16 rows
-// and each group, the 16 rows' side by side.
+// "gemv_mlx8x16_bf16", ...): the same bytes in another order and in one
+// array, so that each int32 lane of a 64-byte vector holds four code bytes
+// of one of 16 rows, the rows' dot products accumulate side by side, and a
+// kernel reads each 16 rows from their first byte to their last. For each
+// 16 rows, segment after segment of max(64 columns of 4 bits or 32 of 8,
+// group_size) columns: the 16 rows' scales of the segment's groups side by
+// side (group by group), then their biases so, then the segment's units
+// (32 code bytes of each row: 64 columns of 4 bits, 32 of 8), each 512 bytes
+// of codes in runs of 64: bytes [4 r, 4 r + 4) of run v are row r's code
+// bytes [4 v, 4 v + 4) of the unit. With the scales and the biases in arrays
+// of their own, as until the thirty-third session, each 16 rows were three
+// read streams, and the hardware prefetcher of the Zen 5 host kept up with
+// them worse (docs/performance.md).
 inline constexpr uint32_t kMlxGroupedRows = 16;
 inline constexpr uint32_t kMlxUnitBytes = 32;  // a row's code bytes per unit
 
@@ -91,28 +99,58 @@ inline constexpr uint32_t kMlxUnitBytes = 32;  // a row's code bytes per unit
 inline bool mlx_regroupable(uint32_t bits, uint32_t rows, uint32_t cols) {
   return rows % kMlxGroupedRows == 0 && size_t{cols} * bits / 8 % kMlxUnitBytes == 0;
 }
-// Where the regrouped codes keep row `row`'s code byte `byte` (rows of
-// `row_bytes` code bytes), and where the regrouped scales and biases keep its
-// group `group` (rows of `groups` groups).
-inline size_t mlx_regrouped_code_byte(size_t row_bytes, uint32_t row, size_t byte) {
-  const size_t unit = byte / kMlxUnitBytes, run = byte % kMlxUnitBytes / 4;
-  return row / kMlxGroupedRows * kMlxGroupedRows * row_bytes + unit * kMlxUnitBytes * kMlxGroupedRows + run * 64 +
-         row % kMlxGroupedRows * 4 + byte % 4;
-}
-inline size_t mlx_regrouped_group_index(size_t groups, uint32_t row, size_t group) {
-  return (row / kMlxGroupedRows * groups + group) * kMlxGroupedRows + row % kMlxGroupedRows;
-}
-// The code of element `col` of row `row` of regrouped codes (mlx_code for the
-// layout as it came).
-inline uint32_t mlx_regrouped_code(const void* codes, uint32_t cols, uint32_t bits, uint32_t row, uint32_t col) {
-  const size_t at = mlx_regrouped_code_byte(size_t{cols} * bits / 8, row, size_t{col} * bits / 8);
-  return (static_cast<const uint8_t*>(codes)[at] >> (col * bits % 8)) & ((1u << bits) - 1u);
+
+// Where the regrouped array of a matrix with rows of `cols` columns keeps
+// each code byte, scale and bias (`scale_bytes` each).
+struct MlxRegroupedLayout {
+  MlxRegroupedLayout(MlxAffineParams params, size_t scale_bytes, uint32_t cols)
+      : bits(params.bits),
+        scale_bytes(scale_bytes),
+        unit_cols(kMlxUnitBytes * 8 / params.bits),
+        segment_groups(std::max<size_t>(1, unit_cols / params.group_size)),
+        segment_units(std::max<size_t>(1, params.group_size / unit_cols)),
+        segment_bytes(kMlxGroupedRows * (2 * segment_groups * scale_bytes + segment_units * kMlxUnitBytes)),
+        group_bytes(segment_bytes * (cols / (segment_units * unit_cols))) {}
+
+  // Row `row`'s code byte `byte`.
+  size_t code_byte(uint32_t row, size_t byte) const {
+    const size_t unit = byte / kMlxUnitBytes, run = byte % kMlxUnitBytes / 4;
+    return segment(row, unit / segment_units) + codes_offset() + unit % segment_units * kMlxUnitBytes * kMlxGroupedRows +
+           run * 64 + row % kMlxGroupedRows * 4 + byte % 4;
+  }
+  // Row `row`'s scale and bias of group `group`.
+  size_t scale_byte(uint32_t row, size_t group) const {
+    return segment(row, group / segment_groups) +
+           (group % segment_groups * kMlxGroupedRows + row % kMlxGroupedRows) * scale_bytes;
+  }
+  size_t bias_byte(uint32_t row, size_t group) const {
+    return scale_byte(row, group) + segment_groups * kMlxGroupedRows * scale_bytes;
+  }
+  // Where a segment's codes start, past its scales and biases.
+  size_t codes_offset() const { return 2 * segment_groups * kMlxGroupedRows * scale_bytes; }
+
+  size_t bits, scale_bytes;
+  size_t unit_cols;       // columns per unit
+  size_t segment_groups;  // groups per segment
+  size_t segment_units;   // units per segment
+  size_t segment_bytes;   // of 16 rows
+  size_t group_bytes;     // 16 rows, all their segments
+
+ private:
+  size_t segment(uint32_t row, size_t s) const { return row / kMlxGroupedRows * group_bytes + s * segment_bytes; }
+};
+
+// The code of element `col` of row `row` of a regrouped array (mlx_code for
+// the layout as it came).
+inline uint32_t mlx_regrouped_code(const void* grouped, const MlxRegroupedLayout& layout, uint32_t row, uint32_t col) {
+  const size_t at = layout.code_byte(row, size_t{col} * layout.bits / 8);
+  return (static_cast<const uint8_t*>(grouped)[at] >> (col * layout.bits % 8)) & ((1u << layout.bits) - 1u);
 }
 // Regroups codes [rows, cols * bits / 32] and scales and biases [rows, cols /
-// group_size] of `scale_bytes` each into the arrays *_out of the same sizes
+// group_size] of `scale_bytes` each into `out`, an array of all their bytes
 // (mlx_regroupable holds).
 void mlx_regroup_rows(MlxAffineParams params, size_t scale_bytes, uint32_t rows, uint32_t cols, const void* codes,
-                      const void* scales, const void* biases, void* codes_out, void* scales_out, void* biases_out);
+                      const void* scales, const void* biases, void* out);
 
 // Quantizes one row of `cols` floats: per group, min/max affine with
 // scale = (max - min) / (2^bits - 1) and bias = min, both rounded to

@@ -169,15 +169,12 @@ std::unique_ptr<MlxAffineWeights> make_mlx_affine_weights(GpuBackend& gpu, MlxAf
   check_params(params, scale_dtype, cols);
   if (gpu.regroups_mlx_rows(params.bits, rows, cols)) {
     std::vector<std::byte> grouped(code_bytes + 2 * scale_bytes);
-    std::byte* out[3] = {grouped.data(), grouped.data() + code_bytes, grouped.data() + code_bytes + scale_bytes};
-    mlx_regroup_rows(params, dtype_size(scale_dtype), rows, cols, codes, scales, biases, out[0], out[1], out[2]);
-    const size_t bytes[3] = {code_bytes, scale_bytes, scale_bytes};
-    for (size_t i = 0; i < 3; ++i) {
-      storage[i] = DeviceBuffer(gpu, bytes[i]);
-      gpu.upload(storage[i].ptr(), out[i], bytes[i], stream);
-    }
+    mlx_regroup_rows(params, dtype_size(scale_dtype), rows, cols, codes, scales, biases, grouped.data());
+    storage.resize(1);
+    storage[0] = DeviceBuffer(gpu, grouped.size());
+    gpu.upload(storage[0].ptr(), grouped.data(), grouped.size(), stream);
     gpu.synchronize(stream);  // before `grouped` goes
-    const MlxMatrixRef w{.codes = storage[0].ptr(), .scales = storage[1].ptr(), .biases = storage[2].ptr()};
+    const MlxMatrixRef w{.codes = storage[0].ptr()};
     return std::make_unique<MlxAffineWeights>(gpu, params, scale_dtype, rows, cols, w, std::move(storage), true);
   }
   const MlxMatrixRef w{.codes = place_bytes(gpu, codes, code_bytes, storage[0], stream),

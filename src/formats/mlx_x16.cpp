@@ -8,19 +8,20 @@
 namespace qwen35 {
 
 void mlx_regroup_rows(MlxAffineParams params, size_t scale_bytes, uint32_t rows, uint32_t cols, const void* codes,
-                      const void* scales, const void* biases, void* codes_out, void* scales_out, void* biases_out) {
+                      const void* scales, const void* biases, void* out) {
   QWEN35_ASSERT(mlx_regroupable(params.bits, rows, cols));
+  const MlxRegroupedLayout layout(params, scale_bytes, cols);
   const size_t row_bytes = size_t{cols} * params.bits / 8, groups = cols / params.group_size;
   const auto* in = static_cast<const std::byte*>(codes);
-  auto* out = static_cast<std::byte*>(codes_out);
+  auto* grouped = static_cast<std::byte*>(out);
   for (uint32_t r = 0; r < rows; ++r) {
     for (size_t byte = 0; byte < row_bytes; byte += 4) {  // a run's four bytes stay together
-      std::memcpy(out + mlx_regrouped_code_byte(row_bytes, r, byte), in + r * row_bytes + byte, 4);
+      std::memcpy(grouped + layout.code_byte(r, byte), in + r * row_bytes + byte, 4);
     }
     for (size_t g = 0; g < groups; ++g) {
-      const size_t from = (r * groups + g) * scale_bytes, to = mlx_regrouped_group_index(groups, r, g) * scale_bytes;
-      std::memcpy(static_cast<std::byte*>(scales_out) + to, static_cast<const std::byte*>(scales) + from, scale_bytes);
-      std::memcpy(static_cast<std::byte*>(biases_out) + to, static_cast<const std::byte*>(biases) + from, scale_bytes);
+      const size_t from = (r * groups + g) * scale_bytes;
+      std::memcpy(grouped + layout.scale_byte(r, g), static_cast<const std::byte*>(scales) + from, scale_bytes);
+      std::memcpy(grouped + layout.bias_byte(r, g), static_cast<const std::byte*>(biases) + from, scale_bytes);
     }
   }
 }

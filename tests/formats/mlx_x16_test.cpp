@@ -4,6 +4,7 @@
 // they came (cpu::mlx_int8_row_dot).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -18,15 +19,10 @@
 namespace qwen35::testing {
 namespace {
 
-struct Regrouped {
-  std::vector<std::byte> codes, scales, biases;
-};
-
-Regrouped regroup(const QuantizedMatrix& m) {
-  Regrouped g{std::vector<std::byte>(m.codes.size() * 4), std::vector<std::byte>(m.scales.size()),
-              std::vector<std::byte>(m.biases.size())};
+std::vector<std::byte> regroup(const QuantizedMatrix& m) {
+  std::vector<std::byte> g(m.codes.size() * 4 + m.scales.size() + m.biases.size());
   mlx_regroup_rows(m.params, dtype_size(m.scale_dtype), m.rows, m.cols, m.codes.data(), m.scales.data(),
-                   m.biases.data(), g.codes.data(), g.scales.data(), g.biases.data());
+                   m.biases.data(), g.data());
   return g;
 }
 
@@ -39,23 +35,31 @@ TEST(MlxRegroup, RegroupableShapes) {
   EXPECT_FALSE(mlx_regroupable(8, 32, 48));
 }
 
-// Spelled out from the layout's description, not through the index functions
-// the conversion uses; and those functions then find every byte where it went.
+// Spelled out from the layout's description, not through the layout's
+// functions that the conversion uses; and those functions then find every
+// byte where it went.
 TEST(MlxRegroup, LanesHoldTheRowsCodeBytes) {
   for (uint32_t bits : kBits) {
     for (uint32_t gs : kGroupSizes) {
       for (DType dtype : {DType::kF32, DType::kBF16}) {
         SCOPED_TRACE(::testing::Message() << bits << " bits, group " << gs << ", " << dtype_suffix(dtype));
         const QuantizedMatrix m = quantize_random(48, 256, {bits, gs}, dtype, bits + gs);
-        const Regrouped g = regroup(m);
+        const std::vector<std::byte> g = regroup(m);
         const auto* in = reinterpret_cast<const std::byte*>(m.codes.data());
         const size_t row_bytes = m.cols * bits / 8, units = row_bytes / 32, groups = m.cols / gs;
         const size_t es = dtype_size(dtype);
+        // A segment: max(a unit's columns, a group's); its scales, biases, then codes.
+        const size_t unit_cols = 256 / bits, segment_cols = std::max<size_t>(unit_cols, gs);
+        const size_t segment_groups = segment_cols / gs, segment_units = segment_cols / unit_cols;
+        const size_t segment_bytes = 16 * (2 * segment_groups * es + 32 * segment_units);
+        const size_t group_bytes = m.cols / segment_cols * segment_bytes;
         for (size_t group = 0; group < m.rows / 16; ++group) {
           for (size_t u = 0; u < units; ++u) {
+            const size_t unit_at = group * group_bytes + u / segment_units * segment_bytes +
+                                   2 * 16 * segment_groups * es + 512 * (u % segment_units);
             for (size_t v = 0; v < 8; ++v) {
               for (size_t r = 0; r < 16; ++r) {
-                const std::byte* lane = g.codes.data() + group * 16 * row_bytes + 512 * u + 64 * v + 4 * r;
+                const std::byte* lane = g.data() + unit_at + 64 * v + 4 * r;
                 ASSERT_EQ(0, std::memcmp(lane, in + (16 * group + r) * row_bytes + 32 * u + 4 * v, 4))
                     << "rows " << 16 * group << "+" << r << ", unit " << u << ", run " << v;
               }
@@ -63,19 +67,23 @@ TEST(MlxRegroup, LanesHoldTheRowsCodeBytes) {
           }
           for (size_t i = 0; i < groups; ++i) {
             for (size_t r = 0; r < 16; ++r) {
-              const size_t at = ((group * groups + i) * 16 + r) * es, from = ((16 * group + r) * groups + i) * es;
-              ASSERT_EQ(0, std::memcmp(g.scales.data() + at, m.scales.data() + from, es)) << "group " << i;
-              ASSERT_EQ(0, std::memcmp(g.biases.data() + at, m.biases.data() + from, es)) << "group " << i;
+              const size_t at = group * group_bytes + i / segment_groups * segment_bytes +
+                                (i % segment_groups * 16 + r) * es;
+              const size_t from = ((16 * group + r) * groups + i) * es;
+              ASSERT_EQ(0, std::memcmp(g.data() + at, m.scales.data() + from, es)) << "group " << i;
+              ASSERT_EQ(0, std::memcmp(g.data() + at + 16 * segment_groups * es, m.biases.data() + from, es))
+                  << "group " << i;
             }
           }
         }
+        const MlxRegroupedLayout layout(m.params, es, m.cols);
         for (uint32_t r = 0; r < m.rows; ++r) {
           for (size_t byte = 0; byte < row_bytes; ++byte) {
-            ASSERT_EQ(g.codes[mlx_regrouped_code_byte(row_bytes, r, byte)], in[r * row_bytes + byte]);
+            ASSERT_EQ(g[layout.code_byte(r, byte)], in[r * row_bytes + byte]);
           }
           for (size_t i = 0; i < groups; ++i) {
-            ASSERT_EQ(0, std::memcmp(g.scales.data() + mlx_regrouped_group_index(groups, r, i) * es,
-                                     m.scales.data() + (r * groups + i) * es, es));
+            ASSERT_EQ(0, std::memcmp(g.data() + layout.scale_byte(r, i), m.scales.data() + (r * groups + i) * es, es));
+            ASSERT_EQ(0, std::memcmp(g.data() + layout.bias_byte(r, i), m.biases.data() + (r * groups + i) * es, es));
           }
         }
       }

@@ -9,6 +9,7 @@
 // dequantization (one embedding row per token) is the scalar specification,
 // so it is bit-identical to the reference.
 #include <algorithm>
+#include <cstring>
 #include <optional>
 
 #include "cpu/cpu_backend.h"
@@ -151,18 +152,29 @@ struct MlxKernels {
   }
 
   static void row_to_f32(const MlxRowToF32Args& a) {
-    const size_t groups = a.cols / a.group_size;
-    const auto* codes = host_ptr<const uint32_t>(a.w.codes);
-    const uint32_t* row_codes = codes + size_t{a.row} * (a.cols * Bits / 32);
-    const auto* scales = host_ptr<const typename E::Storage>(a.w.scales);
-    const auto* biases = host_ptr<const typename E::Storage>(a.w.biases);
     float* y = host_ptr<float>(a.y);
-    for (uint32_t c = 0; c < a.cols; ++c) {
-      const size_t group = c / a.group_size;
-      const uint32_t code =
-          Regrouped ? mlx_regrouped_code(codes, a.cols, Bits, a.row, c) : mlx_code(row_codes, c, Bits);
-      const size_t g = Regrouped ? mlx_regrouped_group_index(groups, a.row, group) : size_t{a.row} * groups + group;
-      y[c] = mlx_dequantize(E::load(scales[g]), code, E::load(biases[g]));
+    if constexpr (Regrouped) {
+      const auto* grouped = host_ptr<const std::byte>(a.w.codes);
+      const MlxRegroupedLayout layout({.bits = Bits, .group_size = a.group_size}, sizeof(typename E::Storage), a.cols);
+      const auto load = [&](size_t at) {
+        typename E::Storage v;
+        std::memcpy(&v, grouped + at, sizeof(v));
+        return E::load(v);
+      };
+      for (uint32_t c = 0; c < a.cols; ++c) {
+        const size_t group = c / a.group_size;
+        y[c] = mlx_dequantize(load(layout.scale_byte(a.row, group)), mlx_regrouped_code(grouped, layout, a.row, c),
+                              load(layout.bias_byte(a.row, group)));
+      }
+    } else {
+      const size_t groups = a.cols / a.group_size;
+      const uint32_t* row_codes = host_ptr<const uint32_t>(a.w.codes) + size_t{a.row} * (a.cols * Bits / 32);
+      const auto* scales = host_ptr<const typename E::Storage>(a.w.scales);
+      const auto* biases = host_ptr<const typename E::Storage>(a.w.biases);
+      for (uint32_t c = 0; c < a.cols; ++c) {
+        const size_t g = size_t{a.row} * groups + c / a.group_size;
+        y[c] = mlx_dequantize(E::load(scales[g]), mlx_code(row_codes, c, Bits), E::load(biases[g]));
+      }
     }
   }
 

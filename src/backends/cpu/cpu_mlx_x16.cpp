@@ -38,24 +38,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 // a power of two), which saves a shift per 64 code bytes.
 constexpr bool kHighInPlace = HWY_TARGET == HWY_AVX3_DL;
 
-// out[16 k + r] = total[k] lane r plus row r of group k's bias terms: its
-// groups' biases (of type T, from biases[k]) times the sums of x over them
-// as quantized.
-template <typename T, size_t G, size_t kParts, class DF>
-HWY_INLINE void add_bias_terms(DF df, const hn::Vec<DF> (&total)[G][kParts], const T* const* biases,
-                               const MlxInt8Activations& x, size_t groups, float* out) {
-  const size_t n = hn::Lanes(df);
-  for (size_t k = 0; k < G; ++k) {
-    for (size_t p = 0; p < kParts; ++p) {
-      auto bias = hn::Zero(df);
-      for (size_t g = 0; g < groups; ++g) {
-        bias = hn::MulAdd(load_f32(df, biases[k] + kMlxGroupedRows * g + n * p), hn::Set(df, x.group_sums[g]), bias);
-      }
-      hn::StoreU(hn::Add(total[k][p], bias), df, out + 16 * k + n * p);
-    }
-  }
-}
-
 // The int32 lanes of 16 rows, G groups side by side, in vectors of up to 16
 // lanes (kParts per group).
 using DQ = hn::CappedTag<int32_t, 16>;
@@ -66,9 +48,10 @@ using DF = hn::Repartition<float, DQ>;
 using D8 = hn::Repartition<uint8_t, DQ>;
 
 // Adds part p (lanes n p, ...) of unit u of G groups of 4-bit codes at
-// codes[k], with their scales (of type T) at scales[k], to total. A unit is
-// 64 columns: x's blocks 2 u and 2 u + 1, a row's code bytes [16 b, 16 b + 16)
-// meeting block b. x in D digits, each with dot products of its own.
+// codes[k] (the unit's 512 bytes), with the scales (of type T) of their
+// segment at scales[k], to total. A unit is 64 columns: x's blocks 2 u and
+// 2 u + 1, a row's code bytes [16 b, 16 b + 16) meeting block b. x in D
+// digits, each with dot products of its own.
 template <typename T, size_t G, size_t D>
 HWY_INLINE void add_unit4(const uint8_t* const* codes, const T* const* scales, const MlxInt8Activations& x,
                           size_t cols, size_t group_size, size_t u, size_t p, hn::Vec<DF> (&total)[G][kParts]) {
@@ -85,7 +68,7 @@ HWY_INLINE void add_unit4(const uint8_t* const* codes, const T* const* scales, c
   for (size_t v = 0; v < 8; ++v) {
     const size_t a = v / 4 * 2;
     for (size_t k = 0; k < G; ++k) {
-      const uint8_t* run = codes[k] + kUnitBytes * u + 64 * v;
+      const uint8_t* run = codes[k] + 64 * v;
       if (p == 0) prefetch_past(run, kMlxCodePrefetchBytes);
       const auto bytes = hn::LoadU(d8, run + 4 * n * p);
       const auto low_nibbles = hn::And(bytes, low4);
@@ -106,12 +89,11 @@ HWY_INLINE void add_unit4(const uint8_t* const* codes, const T* const* scales, c
                             hn::Mul(digit_sum<D>(df, acc[k][2 * b]), hn::Set(df, x_scale[b])));
     }
     const T* s = scales[k] + n * p;
-    if (group_size == 32) {  // a group per block
-      total[k][p] = hn::MulAdd(block[0], load_f32(df, s + kMlxGroupedRows * (2 * u)), total[k][p]);
-      total[k][p] = hn::MulAdd(block[1], load_f32(df, s + kMlxGroupedRows * (2 * u + 1)), total[k][p]);
+    if (group_size == 32) {  // a group per block, two per segment
+      total[k][p] = hn::MulAdd(block[0], load_f32(df, s), total[k][p]);
+      total[k][p] = hn::MulAdd(block[1], load_f32(df, s + kMlxGroupedRows), total[k][p]);
     } else {
-      const size_t g = 64 * u / group_size;
-      total[k][p] = hn::MulAdd(hn::Add(block[0], block[1]), load_f32(df, s + kMlxGroupedRows * g), total[k][p]);
+      total[k][p] = hn::MulAdd(hn::Add(block[0], block[1]), load_f32(df, s), total[k][p]);
     }
   }
 }
@@ -122,7 +104,7 @@ HWY_INLINE void add_unit4(const uint8_t* const* codes, const T* const* scales, c
 // sums then 16 times over.
 template <typename T, size_t G, size_t D>
 HWY_INLINE void add_unit8(const uint8_t* const* codes, const T* const* scales, const MlxInt8Activations& x,
-                          size_t cols, size_t group_size, size_t u, size_t p, hn::Vec<DF> (&total)[G][kParts]) {
+                          size_t cols, size_t u, size_t p, hn::Vec<DF> (&total)[G][kParts]) {
   const DQ dq;
   const D8 d8;
   const DF df;
@@ -135,7 +117,7 @@ HWY_INLINE void add_unit8(const uint8_t* const* codes, const T* const* scales, c
   HWY_UNROLL(8)
   for (size_t v = 0; v < 8; ++v) {
     for (size_t k = 0; k < G; ++k) {
-      const uint8_t* run = codes[k] + kUnitBytes * u + 64 * v;
+      const uint8_t* run = codes[k] + 64 * v;
       if (p == 0) prefetch_past(run, kMlxCodePrefetchBytes);
       const auto bytes = hn::LoadU(d8, run + 4 * n * p);
       for (size_t d = 0; d < D; ++d) {
@@ -156,55 +138,72 @@ HWY_INLINE void add_unit8(const uint8_t* const* codes, const T* const* scales, c
       sums[d] = HWY_TARGET == HWY_AVX3_DL ? hn::Add(acc[k][d][0], acc[k][d][1])
                                           : hn::Add(acc[k][d][0], hn::ShiftLeft<4>(acc[k][d][1]));
     }
-    const T* s = scales[k] + n * p + kMlxGroupedRows * (32 * u / group_size);
-    total[k][p] = hn::MulAdd(hn::Mul(digit_sum<D>(df, sums), x_scale), load_f32(df, s), total[k][p]);
+    total[k][p] = hn::MulAdd(hn::Mul(digit_sum<D>(df, sums), x_scale), load_f32(df, scales[k] + n * p), total[k][p]);
   }
 }
 
 // out[16 k + r] = row r of group k (< G) . x (in D digits), for groups of
-// Bits-bit codes whose code bytes start at codes[k] and whose scales and
-// biases (of type T) at scales[k] and biases[k].
+// Bits-bit codes whose regrouped bytes (layout L) start at grouped[k]. The
+// bias terms (each group's biases times x's sum over it as quantized) are
+// read as their segment starts and summed apart from the scaled dot
+// products, then added, in the order of the layout that kept them in an
+// array of their own: the random-weight goldens' argmaxes move with the
+// order of those additions (tied-flat-sharded mlx8 with x in 8 bits: 41 of
+// 48 agree with float x so, 39 with the bias terms added into the totals).
 template <unsigned Bits, typename T, size_t G, size_t D>
-HWY_INLINE void group_dots(const uint8_t* const* codes, const T* const* scales, const T* const* biases,
-                           const MlxInt8Activations& x, size_t cols, size_t group_size, float* out) {
+HWY_INLINE void group_dots(const uint8_t* const* grouped, const MlxRegroupedLayout& L, const MlxInt8Activations& x,
+                           size_t cols, size_t group_size, float* out) {
   const DF df;
-  hn::Vec<DF> total[G][kParts];
+  const size_t n = hn::Lanes(df);
+  hn::Vec<DF> total[G][kParts], bias_total[G][kParts];
   for (size_t k = 0; k < G; ++k) {
-    for (size_t p = 0; p < kParts; ++p) total[k][p] = hn::Zero(df);
+    for (size_t p = 0; p < kParts; ++p) total[k][p] = bias_total[k][p] = hn::Zero(df);
   }
   for (size_t u = 0; u < cols * Bits / 8 / kMlxUnitBytes; ++u) {
+    const size_t segment = u / L.segment_units, unit = u % L.segment_units;
+    const uint8_t* codes[G];
+    const T* scales[G];
+    for (size_t k = 0; k < G; ++k) {
+      const uint8_t* at = grouped[k] + segment * L.segment_bytes;
+      scales[k] = reinterpret_cast<const T*>(at);
+      codes[k] = at + L.codes_offset() + unit * kUnitBytes;
+      if (unit != 0) continue;
+      // The code runs prefetch the lines of their own bytes ahead; these,
+      // the lines of the segment's scales and biases ahead.
+      for (size_t o = 0; o < L.codes_offset(); o += 64) prefetch_past(at, kMlxCodePrefetchBytes + o);
+      const T* biases = scales[k] + L.segment_groups * kMlxGroupedRows;
+      for (size_t j = 0; j < L.segment_groups; ++j) {
+        const auto x_sum = hn::Set(df, x.group_sums[segment * L.segment_groups + j]);
+        for (size_t p = 0; p < kParts; ++p) {
+          bias_total[k][p] = hn::MulAdd(load_f32(df, biases + kMlxGroupedRows * j + n * p), x_sum, bias_total[k][p]);
+        }
+      }
+    }
     for (size_t p = 0; p < kParts; ++p) {
       if constexpr (Bits == 4) {
         add_unit4<T, G, D>(codes, scales, x, cols, group_size, u, p, total);
       } else {
-        add_unit8<T, G, D>(codes, scales, x, cols, group_size, u, p, total);
+        add_unit8<T, G, D>(codes, scales, x, cols, u, p, total);
       }
     }
   }
-  add_bias_terms(df, total, biases, x, cols / group_size, out);
+  for (size_t k = 0; k < G; ++k) {
+    for (size_t p = 0; p < kParts; ++p) hn::StoreU(hn::Add(total[k][p], bias_total[k][p]), df, out + 16 * k + n * p);
+  }
 }
 
 // The groups of passes p of Bits-bit rows, x in D digits.
 template <typename T, unsigned Bits, size_t D>
 void groups_t(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
               const RowPasses& p) {
-  const size_t group_bytes = kMlxGroupedRows * w.cols * Bits / 8;
-  const size_t group_scales = kMlxGroupedRows * (w.cols / w.group_size);
-  const auto* codes = reinterpret_cast<const uint8_t*>(w.codes);
-  const auto* scales = static_cast<const T*>(w.scales);
-  const auto* biases = static_cast<const T*>(w.biases);
+  const MlxRegroupedLayout layout({.bits = Bits, .group_size = static_cast<uint32_t>(w.group_size)}, sizeof(T),
+                                  static_cast<uint32_t>(w.cols));
+  const auto* grouped = reinterpret_cast<const uint8_t*>(w.codes);
   for_row_bands<kMlxX16Bands, kMlxGroupedRows>(p, base, y, [&](auto groups_n, size_t first, size_t stride, float* out) {
     constexpr size_t G = decltype(groups_n)::value;
-    const uint8_t* c[G];
-    const T* s[G];
-    const T* b[G];
-    for (size_t k = 0; k < G; ++k) {
-      const size_t group = first + k * stride;
-      c[k] = codes + group * group_bytes;
-      s[k] = scales + group * group_scales;
-      b[k] = biases + group * group_scales;
-    }
-    group_dots<Bits, T, G, D>(c, s, b, x, w.cols, w.group_size, out);
+    const uint8_t* g[G];
+    for (size_t k = 0; k < G; ++k) g[k] = grouped + (first + k * stride) * layout.group_bytes;
+    group_dots<Bits, T, G, D>(g, layout, x, w.cols, w.group_size, out);
   });
 }
 
@@ -230,20 +229,20 @@ void MlxX16Groups(const simd::MlxRows& w, const MlxInt8Activations& x, const flo
                   const RowPasses& p) {
   const size_t row_bytes = w.cols * w.bits / 8, groups = w.cols / w.group_size;
   const size_t scale_bytes = w.scale_type == simd::WeightType::kF32 ? 4 : 2;
+  const MlxRegroupedLayout layout({.bits = w.bits, .group_size = static_cast<uint32_t>(w.group_size)}, scale_bytes,
+                                  static_cast<uint32_t>(w.cols));
   std::vector<uint32_t> codes(row_bytes / 4);
   std::vector<std::byte> scales(groups * scale_bytes), biases(groups * scale_bytes);
-  const auto* grouped_codes = reinterpret_cast<const std::byte*>(w.codes);
+  const auto* grouped = reinterpret_cast<const std::byte*>(w.codes);
   for_each_row(p, [&](size_t g) {
     for (size_t lane = 0; lane < kMlxGroupedRows; ++lane) {
-      const size_t r = kMlxGroupedRows * g + lane;
+      const auto r = static_cast<uint32_t>(kMlxGroupedRows * g + lane);
       for (size_t byte = 0; byte < row_bytes; byte += 4) {
-        std::memcpy(reinterpret_cast<std::byte*>(codes.data()) + byte,
-                    grouped_codes + mlx_regrouped_code_byte(row_bytes, static_cast<uint32_t>(r), byte), 4);
+        std::memcpy(reinterpret_cast<std::byte*>(codes.data()) + byte, grouped + layout.code_byte(r, byte), 4);
       }
       for (size_t i = 0; i < groups; ++i) {
-        const size_t at = mlx_regrouped_group_index(groups, static_cast<uint32_t>(r), i) * scale_bytes;
-        std::memcpy(scales.data() + i * scale_bytes, static_cast<const std::byte*>(w.scales) + at, scale_bytes);
-        std::memcpy(biases.data() + i * scale_bytes, static_cast<const std::byte*>(w.biases) + at, scale_bytes);
+        std::memcpy(scales.data() + i * scale_bytes, grouped + layout.scale_byte(r, i), scale_bytes);
+        std::memcpy(biases.data() + i * scale_bytes, grouped + layout.bias_byte(r, i), scale_bytes);
       }
       simd::MlxRows row = w;
       row.codes = codes.data();
