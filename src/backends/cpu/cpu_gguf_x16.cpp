@@ -255,7 +255,7 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
         }
         // Unrolled, so that every load's offset and Q5_K's shifts are
         // constants: left rolled for Q5_Kx16, one thread read it from DRAM at
-        // 18.3-18.9 GB/s against 21.4-22.8 (3584 x 1024, x in 24 bits).
+        // 15.5-18.9 GB/s against 21.4-22.8 (3584 x 1024, x in 24 bits).
 #pragma GCC unroll 8
         for (size_t v0 = 0; v0 < 8; v0 += kK4RunsPerStep) {
           for (size_t k = 0; k < G; ++k) {
