@@ -141,6 +141,17 @@ inline void gguf_scale_min_k4(int j, const uint8_t* q, uint8_t* scale, uint8_t* 
   }
 }
 
+// Run v (< 8) of chunk c (< 4) of a regrouped Q4_K or Q5_K block (b may be
+// const): 64 bytes of codes, row r's four at 4 r.
+template <typename Grouped>
+auto* gguf_x16_k4_run(Grouped& b, size_t c, size_t v) {
+  if constexpr (std::is_same_v<std::remove_const_t<Grouped>, GgufBlockQ5Kx16>) {
+    return b.spans[2 * c + v / 4].qs + 64 * (v % 4);
+  } else {
+    return b.qs + 512 * c + 64 * v;
+  }
+}
+
 // Scale and min of sub-block j (< 8) of row `lane` of a regrouped Q4_K or Q5_K block.
 template <typename Grouped>
 void gguf_x16_scale_min_k4(const Grouped& b, size_t lane, int j, uint8_t* scale, uint8_t* min) {
@@ -168,22 +179,19 @@ Block x16_row_block(const Grouped& b, size_t lane) {
       out.scales[j + 4] = static_cast<uint8_t>(m | (m4 >> 4) << 6);
       out.scales[j + 8] = static_cast<uint8_t>((sc4 & 0xF) | (m4 & 0xF) << 4);
     }
+    for (size_t c = 0; c < 4; ++c) {
+      for (size_t v = 0; v < 8; ++v) std::memcpy(out.qs + 32 * c + 4 * v, gguf_x16_k4_run(b, c, v) + 4 * lane, 4);
+    }
     if constexpr (std::is_same_v<Grouped, GgufBlockQ5Kx16>) {
       std::memset(out.qh, 0, sizeof(out.qh));
-      for (size_t s = 0; s < 8; ++s) {
-        const size_t c = s / 2, h = s % 2;
-        for (size_t u = 0; u < 4; ++u) {
-          const size_t v = 4 * h + u;
-          std::memcpy(out.qs + 32 * c + 4 * v, b.spans[s].qs + 64 * u + 4 * lane, 4);
+      for (size_t c = 0; c < 4; ++c) {
+        for (size_t v = 0; v < 8; ++v) {
+          const uint8_t* span_bits = b.spans[2 * c + v / 4].qh + 4 * lane;
           for (size_t k = 0; k < 4; ++k) {
-            const int bits = b.spans[s].qh[4 * lane + k] >> (2 * u) & 3;
+            const int bits = span_bits[k] >> (2 * (v % 4)) & 3;
             out.qh[4 * v + k] = static_cast<uint8_t>(out.qh[4 * v + k] | bits << (2 * c));
           }
         }
-      }
-    } else {
-      for (size_t c = 0; c < 4; ++c) {
-        for (size_t v = 0; v < 8; ++v) std::memcpy(out.qs + 32 * c + 4 * v, b.qs + 512 * c + 64 * v + 4 * lane, 4);
       }
     }
   } else {

@@ -28,22 +28,19 @@ void place(const Block& b, size_t lane, Grouped& out) {
     out.scales_hi[16 * j + lane] =
         static_cast<uint8_t>(sc[j] >> 4 | (m[j] >> 4) << 2 | (sc[j + 4] >> 4) << 4 | (m[j + 4] >> 4) << 6);
   }
+  for (size_t c = 0; c < 4; ++c) {
+    for (size_t v = 0; v < 8; ++v) std::memcpy(gguf_x16_k4_run(out, c, v) + 4 * lane, b.qs + 32 * c + 4 * v, 4);
+  }
   if constexpr (std::is_same_v<Grouped, GgufBlockQ5Kx16>) {
-    for (size_t s = 0; s < 8; ++s) {
-      const size_t c = s / 2, h = s % 2;
-      for (size_t k = 0; k < 4; ++k) out.spans[s].qh[4 * lane + k] = 0;
-      for (size_t u = 0; u < 4; ++u) {
-        const size_t v = 4 * h + u;
-        std::memcpy(out.spans[s].qs + 64 * u + 4 * lane, b.qs + 32 * c + 4 * v, 4);
+    for (auto& span : out.spans) std::memset(span.qh + 4 * lane, 0, 4);
+    for (size_t c = 0; c < 4; ++c) {
+      for (size_t v = 0; v < 8; ++v) {
+        uint8_t* span_bits = out.spans[2 * c + v / 4].qh + 4 * lane;
         for (size_t k = 0; k < 4; ++k) {
           const int bits = b.qh[4 * v + k] >> (2 * c) & 3;
-          out.spans[s].qh[4 * lane + k] = static_cast<uint8_t>(out.spans[s].qh[4 * lane + k] | bits << (2 * u));
+          span_bits[k] = static_cast<uint8_t>(span_bits[k] | bits << (2 * (v % 4)));
         }
       }
-    }
-  } else {
-    for (size_t c = 0; c < 4; ++c) {
-      for (size_t v = 0; v < 8; ++v) std::memcpy(out.qs + 512 * c + 64 * v + 4 * lane, b.qs + 32 * c + 4 * v, 4);
     }
   }
 }

@@ -213,12 +213,6 @@ constexpr size_t kK4RunsPerStep = 2;
 // made decode slower (qwen35 bench, alternating, two threads: q4_k 58.7-63.0
 // tok/s against 109.4-116.9, q5_k 42.9-43.6 against 47.4-54.6).
 
-// Run v of chunk c of a Q4_Kx16 or Q5_Kx16 block: 64 bytes, four per row.
-HWY_INLINE const uint8_t* k4_run_codes(const GgufBlockQ4Kx16& b, size_t c, size_t v) { return b.qs + 512 * c + 64 * v; }
-HWY_INLINE const uint8_t* k4_run_codes(const GgufBlockQ5Kx16& b, size_t c, size_t v) {
-  return b.spans[2 * c + v / 4].qs + 64 * (v % 4);
-}
-
 template <typename Grouped, size_t G, size_t D>
 HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activations& x, size_t blocks, float* out) {
   constexpr bool kFifthBits = std::is_same_v<Grouped, GgufBlockQ5Kx16>;
@@ -261,7 +255,7 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
           for (size_t k = 0; k < G; ++k) {
             const Grouped& b = g[k][i];
             for (size_t v = v0; v < v0 + kK4RunsPerStep; ++v) {
-              const auto bytes = hn::LoadU(d8, k4_run_codes(b, c, v) + 4 * n * p);
+              const auto bytes = hn::LoadU(d8, gguf_x16_k4_run(b, c, v) + 4 * n * p);
               auto low = hn::And(bytes, low4);
               auto high = kHighInPlace<Grouped> ? hn::AndNot(low4, bytes) : hn::ShiftRight<4>(bytes);
               if constexpr (kFifthBits) {
