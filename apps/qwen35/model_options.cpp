@@ -39,8 +39,8 @@ void ModelOptions::add_to(CLI::App& command, const std::string& seed_help) {
                    std::string("CPU with GGUF or MLX weights: x as floats through the float kernels, the reference "
                                "the GPU backends are compared with") + (default_x.empty() ? " (the default here)" : ""));
   command.add_flag("!--no-regroup", regroup_rows,
-                   "CPU with int8 or int24 activations: keep Q4_0, Q8_0, Q4_K, Q5_K and MLX "
-                   "matrices row by row rather than regrouped 16 rows at a time (slower; for comparisons)");
+                   "CPU with int8 or int24 activations: keep Q4_0, Q8_0, Q4_K, Q5_K, Q6_K and "
+                   "MLX matrices row by row rather than regrouped 16 rows at a time (slower; for comparisons)");
   command.add_option("--kv-dtype", kv_dtype, "KV cache dtype: " + kv_dtype_names())->capture_default_str();
   command.add_option("-c,--ctx", context, "context length (KV cache capacity in tokens)")->capture_default_str();
   command.add_option("--seed", seed, seed_help)->capture_default_str();

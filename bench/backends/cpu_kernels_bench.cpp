@@ -60,7 +60,7 @@ size_t rotation_copies(bool cached, size_t bytes) {
 
 // Args: rows, cols, dtype (0 f32, 1 bf16, 2 f16, 3 Q8_0, 4 Q4_K, 5 Q6_K, 6 Q4_0,
 // 7 Q5_K; regrouped, x always in 8 bits: 8 Q4_0x16, 9 Q8_0x16, 10 Q4_Kx16,
-// 11 Q5_Kx16), cached, int8
+// 11 Q5_Kx16, 12 Q6_Kx16), cached, int8
 // (GGUF types: x quantized to 8 bits, integer dot products; 3 for Q6_K and the
 // regrouped types: x in 24 bits, three 8-bit digits).
 // With cached 0, several matrices in rotation so the working set (~1 GB) is far
@@ -71,7 +71,7 @@ void BM_Gemv(benchmark::State& state) {
   const auto rows = static_cast<uint32_t>(state.range(0)), cols = static_cast<uint32_t>(state.range(1));
   constexpr DType kTypes[] = {DType::kF32,  DType::kBF16, DType::kF16,  DType::kQ8_0,
                               DType::kQ4_K, DType::kQ6_K, DType::kQ4_0, DType::kQ5_K, DType::kQ4_0x16,
-                              DType::kQ8_0x16, DType::kQ4_Kx16, DType::kQ5_Kx16};
+                              DType::kQ8_0x16, DType::kQ4_Kx16, DType::kQ5_Kx16, DType::kQ6_Kx16};
   const DType type = kTypes[state.range(2)];
   GpuBackend& gpu = cpu(state.range(4));
   const size_t matrix_bytes = size_t{rows} * dtype_bytes(type, cols);
@@ -96,14 +96,19 @@ BENCHMARK(BM_Gemv)
     ->Args({3584, 1024, 0, 0, 0})
     ->Args({3584, 1024, 2, 0, 0})
     ->ArgsProduct({{3584}, {1024}, {3, 4, 5, 6, 7}, {0, 1}, {0, 1}})
-    ->ArgsProduct({{3584}, {1024}, {8, 9, 10, 11}, {0, 1}, {1, 3}})
+    ->ArgsProduct({{3584}, {1024}, {8, 9, 10, 11, 12}, {0, 1}, {1, 3}})
     ->ArgsProduct({{3584}, {1024}, {5}, {0, 1}, {3}})
+    // The MLP's down projection (1024 rows of 3584): as many bytes in a
+    // quarter of the rows, 64 groups of 16 for the regrouped kernels.
+    ->ArgsProduct({{1024}, {3584}, {5, 10, 12}, {0}, {3}})
     ->Args({3584, 1024, 1, 1, 0})
     // The output projection (vocabulary 248320 rows): a third of a 4-bit
     // token's bytes in one call.
     ->Args({248320, 1024, 1, 0, 0})
     ->Args({248320, 1024, 10, 0, 1})
     ->Args({248320, 1024, 10, 0, 3})
+    ->Args({248320, 1024, 5, 0, 3})
+    ->Args({248320, 1024, 12, 0, 3})
     ->UseRealTime();
 
 // The fixed cost of one launch split across the pool's threads: an f32 gemv

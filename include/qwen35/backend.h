@@ -220,15 +220,15 @@ struct BackendOptions {
   // arithmetic: each element of x is off by up to max|x| / 254 of its block.
   // Off by default.
   bool int8_activations = false;
-  // CPU backend: GGUF Q4_0, Q4_K and Q5_K matrices and MLX ones, regrouped
-  // (below), and Q6_K ones meet x in 24 bits per 32, three 8-bit digits
+  // CPU backend: GGUF Q4_0, Q4_K, Q5_K and Q6_K matrices and MLX ones,
+  // regrouped (below) or not (Q6_K), meet x in 24 bits per 32, three 8-bit digits
   // (cpu/int8_activations.h), each off by up to 2^-24 of its block's largest
   // element: the precision of float32 arithmetic through the integer kernels,
   // at about half their speed and 1.1-1.5 times the float kernels'. Other
   // matrices keep float x (Q8_0's float kernel is the faster one).
   // int8_activations wins where both are set.
   bool int24_activations = false;
-  // CPU backend, with int8_activations: Q4_0, Q8_0, Q4_K and Q5_K matrices whose rows
+  // CPU backend, with int8_activations: Q4_0, Q8_0, Q4_K, Q5_K and Q6_K matrices whose rows
   // are a multiple of 16 are regrouped at load (DType::kQ4_0x16, kQ8_0x16, ...) for
   // integer gemvs that serve 16 rows per instruction, and so are MLX ones
   // (GpuBackend::regroups_mlx_rows); with int24_activations alone, all of them

@@ -13,13 +13,13 @@ namespace qwen35 {
 
 // kQ8_0 to kQ6_K are ggml's block-quantized types (GGUF files only; layouts in
 // qwen35/gguf_quants.h): their elements come in blocks of dtype_block_size.
-// kQ4_0x16, kQ8_0x16, kQ4_Kx16 and kQ5_Kx16 are Q4_0, Q8_0, Q4_K and Q5_K
-// regrouped 16 rows at a time,
+// kQ4_0x16, kQ8_0x16, kQ4_Kx16, kQ5_Kx16 and kQ6_Kx16 are Q4_0, Q8_0, Q4_K,
+// Q5_K and Q6_K regrouped 16 rows at a time,
 // layouts backends choose at load time (GpuBackend::weight_layout), never
 // ones a file holds.
 enum class DType : uint8_t {
   kF32, kF16, kBF16, kF64, kI64, kI32, kI16, kI8, kU8, kU32, kBool, kF8E4M3,
-  kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K, kQ4_0x16, kQ8_0x16, kQ4_Kx16, kQ5_Kx16
+  kQ8_0, kQ4_0, kQ4_K, kQ5_K, kQ6_K, kQ4_0x16, kQ8_0x16, kQ4_Kx16, kQ5_Kx16, kQ6_Kx16
 };
 
 // Bytes per element; for the block types, bytes per block of dtype_block_size elements.

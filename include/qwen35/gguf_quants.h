@@ -121,12 +121,62 @@ struct GgufBlockQ5Kx16 {
   uint8_t scales_hi[64];
   Span spans[8];
 };
+// Q6_K regrouped (DType::kQ6_Kx16): the 16 rows' d, then a span per
+// sub-block j of 16 columns, in column order, so that a kernel reads each
+// block from its first byte to its last: the 16 rows' scales[j], then the
+// sub-block's four runs of 64 codes (run v: each row's codes of columns
+// 16 j + 4 v .. 16 j + 4 v + 3, row r's at bytes 4 r .. 4 r + 3) in three
+// arrays of 64 bytes. q[0] holds run 0's six bits and, in bits 6-7, the top
+// two of run 2; q[1] run 1 and the top two of run 3; q[2] the low four bits
+// of run 2 and, in its high nibble, those of run 3 (gguf_x16_q6_k_code).
+// Runs 0 and 1 are then one mask each, runs 2 and 3 a shift, a mask and a merge.
+struct GgufBlockQ6Kx16 {
+  using Source = GgufBlockQ6K;
+  static constexpr DType kSourceType = DType::kQ6_K;
+  struct Span {
+    int8_t scales[16];
+    uint8_t q[3][64];
+  };
+  uint16_t d[16];
+  Span spans[16];
+};
 static_assert(sizeof(GgufBlockQ8_0) == 34 && sizeof(GgufBlockQ4_0) == 18 && sizeof(GgufBlockQ4K) == 144 &&
               sizeof(GgufBlockQ5K) == 176 && sizeof(GgufBlockQ6K) == 210 &&
               sizeof(GgufBlockQ4_0x16) == 16 * sizeof(GgufBlockQ4_0) &&
               sizeof(GgufBlockQ8_0x16) == 16 * sizeof(GgufBlockQ8_0) &&
               sizeof(GgufBlockQ4Kx16) == 16 * sizeof(GgufBlockQ4K) &&
-              sizeof(GgufBlockQ5Kx16) == 16 * sizeof(GgufBlockQ5K));
+              sizeof(GgufBlockQ5Kx16) == 16 * sizeof(GgufBlockQ5K) &&
+              sizeof(GgufBlockQ6Kx16) == 16 * sizeof(GgufBlockQ6K));
+
+// The code (0 .. 63, before the offset -32) of element e (< 256) of a Q6_K
+// block; its scale is scales[e / 16].
+inline int gguf_q6_k_code(const GgufBlockQ6K& b, size_t e) {
+  const size_t h = e / 128, k = e % 128 / 32, l = e % 32;
+  const uint8_t low = b.ql[64 * h + l + 32 * (k & 1)];
+  return (k < 2 ? low & 0xF : low >> 4) | (b.qh[32 * h + l] >> (2 * k) & 3) << 4;
+}
+// Adds code q's bits for element e to a block whose bits there are zero.
+inline void gguf_q6_k_add_code(GgufBlockQ6K& b, size_t e, int q) {
+  const size_t h = e / 128, k = e % 128 / 32, l = e % 32;
+  b.ql[64 * h + l + 32 * (k & 1)] |= static_cast<uint8_t>((q & 0xF) << (k < 2 ? 0 : 4));
+  b.qh[32 * h + l] |= static_cast<uint8_t>((q >> 4) << (2 * k));
+}
+
+// The code of run v (< 4), byte i (< 64: row i / 4's code of column 4 v +
+// i % 4 of the sub-block) of a regrouped Q6_K span; and code q's bits
+// added to a span whose bits there are zero.
+inline int gguf_x16_q6_k_code(const GgufBlockQ6Kx16::Span& s, size_t v, size_t i) {
+  if (v < 2) return s.q[v][i] & 0x3F;
+  return (v == 2 ? s.q[2][i] & 0xF : s.q[2][i] >> 4) | (s.q[v - 2][i] >> 6) << 4;
+}
+inline void gguf_x16_q6_k_add_code(GgufBlockQ6Kx16::Span& s, size_t v, size_t i, int q) {
+  if (v < 2) {
+    s.q[v][i] |= static_cast<uint8_t>(q);
+  } else {
+    s.q[2][i] |= static_cast<uint8_t>((q & 0xF) << (v == 2 ? 0 : 4));
+    s.q[v - 2][i] |= static_cast<uint8_t>((q >> 4) << 6);
+  }
+}
 
 // Scale and min of sub-block j (< 8) from the 12 packed bytes of Q4_K/Q5_K:
 // j < 4: low six bits of bytes j and j + 4; otherwise the low / high nibble of
@@ -163,13 +213,23 @@ void gguf_x16_scale_min_k4(const Grouped& b, size_t lane, int j, uint8_t* scale,
 
 // Row `lane` (< 16) of a regrouped block as the block it came from
 // (GgufBlockQ4_0 from GgufBlockQ4_0x16, GgufBlockQ8_0 from GgufBlockQ8_0x16,
-// GgufBlockQ4K from GgufBlockQ4Kx16, GgufBlockQ5K from GgufBlockQ5Kx16).
+// GgufBlockQ4K from GgufBlockQ4Kx16, GgufBlockQ5K from GgufBlockQ5Kx16,
+// GgufBlockQ6K from GgufBlockQ6Kx16).
 template <typename Block, typename Grouped>
 Block x16_row_block(const Grouped& b, size_t lane) {
   static_assert(sizeof(Grouped) == 16 * sizeof(Block));
   Block out;
   out.d = b.d[lane];
-  if constexpr (std::is_same_v<Grouped, GgufBlockQ4Kx16> || std::is_same_v<Grouped, GgufBlockQ5Kx16>) {
+  if constexpr (std::is_same_v<Grouped, GgufBlockQ6Kx16>) {
+    std::memset(out.ql, 0, sizeof(out.ql));
+    std::memset(out.qh, 0, sizeof(out.qh));
+    for (size_t j = 0; j < 16; ++j) {
+      out.scales[j] = b.spans[j].scales[lane];
+      for (size_t e = 0; e < 16; ++e) {
+        gguf_q6_k_add_code(out, 16 * j + e, gguf_x16_q6_k_code(b.spans[j], e / 4, 4 * lane + e % 4));
+      }
+    }
+  } else if constexpr (std::is_same_v<Grouped, GgufBlockQ4Kx16> || std::is_same_v<Grouped, GgufBlockQ5Kx16>) {
     out.dmin = b.dmin[lane];
     for (int j = 0; j < 4; ++j) {  // gguf_scale_min_k4 backwards
       uint8_t sc, m, sc4, m4;
@@ -285,11 +345,12 @@ inline void gguf_dequantize_row(DType type, const void* blocks, float* y, size_t
 }
 
 // The layout that regroups `dtype` 16 rows at a time (kQ4_0x16 for kQ4_0,
-// kQ8_0x16 for kQ8_0, kQ4_Kx16 for kQ4_K, kQ5_Kx16 for kQ5_K), nullopt for other types; and
+// kQ8_0x16 for kQ8_0, kQ4_Kx16 for kQ4_K, kQ5_Kx16 for kQ5_K, kQ6_Kx16 for
+// kQ6_K), nullopt for other types; and
 // whether `dtype` is one.
 std::optional<DType> gguf_regrouped_layout(DType dtype);
 bool is_regrouped_dtype(DType dtype);
-// `rows` rows of `blocks` blocks of Q4_0, Q8_0, Q4_K or Q5_K regrouped into its layout
+// `rows` rows of `blocks` blocks of Q4_0, Q8_0, Q4_K, Q5_K or Q6_K regrouped into its layout
 // (rows a multiple of 16, not checked here); `out` holds as many bytes.
 void gguf_regroup_rows(DType dtype, const void* matrix, size_t rows, size_t blocks, void* out);
 // y = row `row` (blocks * dtype_block_size(layout) floats) of a regrouped

@@ -24,10 +24,11 @@ constexpr std::array kDTypes = {
     DTypeInfo{DType::kQ8_0, "Q8_0", 34, 32},   DTypeInfo{DType::kQ4_0, "Q4_0", 18, 32},
     DTypeInfo{DType::kQ4_K, "Q4_K", 144, 256}, DTypeInfo{DType::kQ5_K, "Q5_K", 176, 256},
     DTypeInfo{DType::kQ6_K, "Q6_K", 210, 256},
-    // Q4_0's, Q8_0's, Q4_K's and Q5_K's bytes regrouped (GgufBlockQ4_0x16, ...): the
+    // Q4_0's, Q8_0's, Q4_K's, Q5_K's and Q6_K's bytes regrouped (GgufBlockQ4_0x16, ...): the
     // same bytes per block of a row.
     DTypeInfo{DType::kQ4_0x16, "Q4_0x16", 18, 32},     DTypeInfo{DType::kQ8_0x16, "Q8_0x16", 34, 32},
     DTypeInfo{DType::kQ4_Kx16, "Q4_Kx16", 144, 256},   DTypeInfo{DType::kQ5_Kx16, "Q5_Kx16", 176, 256},
+    DTypeInfo{DType::kQ6_Kx16, "Q6_Kx16", 210, 256},
 };
 
 const DTypeInfo& info(DType dtype) {

@@ -1,5 +1,5 @@
-// Q4_0, Q8_0, Q4_K and Q5_K regrouped 16 rows at a time (GgufBlockQ4_0x16,
-// GgufBlockQ8_0x16, GgufBlockQ4Kx16 and GgufBlockQ5Kx16 in qwen35/gguf_quants.h): the
+// Q4_0, Q8_0, Q4_K, Q5_K and Q6_K regrouped 16 rows at a time (GgufBlockQ4_0x16,
+// GgufBlockQ8_0x16, GgufBlockQ4Kx16, GgufBlockQ5Kx16 and GgufBlockQ6Kx16 in qwen35/gguf_quants.h): the
 // conversion at load and the row lookup (embeddings), for every backend that
 // keeps them so.
 #include "qwen35/error.h"
@@ -45,6 +45,16 @@ void place(const Block& b, size_t lane, Grouped& out) {
   }
 }
 
+void place(const GgufBlockQ6K& b, size_t lane, GgufBlockQ6Kx16& out) {
+  out.d[lane] = b.d;
+  for (size_t j = 0; j < 16; ++j) {
+    GgufBlockQ6Kx16::Span& span = out.spans[j];
+    span.scales[lane] = b.scales[j];
+    for (auto& run : span.q) std::memset(run + 4 * lane, 0, 4);
+    for (size_t e = 0; e < 16; ++e) gguf_x16_q6_k_add_code(span, e / 4, 4 * lane + e % 4, gguf_q6_k_code(b, 16 * j + e));
+  }
+}
+
 template <typename Block, typename Grouped>
 void regroup(const Block* matrix, size_t rows, size_t blocks, Grouped* out) {
   for (size_t g = 0; g < rows / 16; ++g) {
@@ -71,12 +81,13 @@ std::optional<DType> gguf_regrouped_layout(DType dtype) {
   if (dtype == DType::kQ8_0) return DType::kQ8_0x16;
   if (dtype == DType::kQ4_K) return DType::kQ4_Kx16;
   if (dtype == DType::kQ5_K) return DType::kQ5_Kx16;
+  if (dtype == DType::kQ6_K) return DType::kQ6_Kx16;
   return std::nullopt;
 }
 
 bool is_regrouped_dtype(DType dtype) {
   return dtype == DType::kQ4_0x16 || dtype == DType::kQ8_0x16 || dtype == DType::kQ4_Kx16 ||
-         dtype == DType::kQ5_Kx16;
+         dtype == DType::kQ5_Kx16 || dtype == DType::kQ6_Kx16;
 }
 
 void gguf_regroup_rows(DType dtype, const void* matrix, size_t rows, size_t blocks, void* out) {
@@ -87,9 +98,11 @@ void gguf_regroup_rows(DType dtype, const void* matrix, size_t rows, size_t bloc
       return regroup(static_cast<const GgufBlockQ8_0*>(matrix), rows, blocks, static_cast<GgufBlockQ8_0x16*>(out));
     case DType::kQ4_K:
       return regroup(static_cast<const GgufBlockQ4K*>(matrix), rows, blocks, static_cast<GgufBlockQ4Kx16*>(out));
-    default:
-      QWEN35_ASSERT(dtype == DType::kQ5_K);
+    case DType::kQ5_K:
       return regroup(static_cast<const GgufBlockQ5K*>(matrix), rows, blocks, static_cast<GgufBlockQ5Kx16*>(out));
+    default:
+      QWEN35_ASSERT(dtype == DType::kQ6_K);
+      return regroup(static_cast<const GgufBlockQ6K*>(matrix), rows, blocks, static_cast<GgufBlockQ6Kx16*>(out));
   }
 }
 
@@ -98,9 +111,10 @@ void gguf_dequantize_regrouped_row(DType layout, const void* matrix, size_t bloc
     case DType::kQ4_0x16: return dequantize_row(static_cast<const GgufBlockQ4_0x16*>(matrix), blocks, row, y);
     case DType::kQ8_0x16: return dequantize_row(static_cast<const GgufBlockQ8_0x16*>(matrix), blocks, row, y);
     case DType::kQ4_Kx16: return dequantize_row(static_cast<const GgufBlockQ4Kx16*>(matrix), blocks, row, y);
+    case DType::kQ5_Kx16: return dequantize_row(static_cast<const GgufBlockQ5Kx16*>(matrix), blocks, row, y);
     default:
-      QWEN35_ASSERT(layout == DType::kQ5_Kx16);
-      return dequantize_row(static_cast<const GgufBlockQ5Kx16*>(matrix), blocks, row, y);
+      QWEN35_ASSERT(layout == DType::kQ6_Kx16);
+      return dequantize_row(static_cast<const GgufBlockQ6Kx16*>(matrix), blocks, row, y);
   }
 }
 

@@ -192,7 +192,8 @@ TEST(RegroupedRows, ReadBackAsTheirBlocks) {
   check_regrouped_rows<GgufBlockQ8_0, GgufBlockQ8_0x16>(DType::kQ8_0, DType::kQ8_0x16);
   check_regrouped_rows<GgufBlockQ4K, GgufBlockQ4Kx16>(DType::kQ4_K, DType::kQ4_Kx16);
   check_regrouped_rows<GgufBlockQ5K, GgufBlockQ5Kx16>(DType::kQ5_K, DType::kQ5_Kx16);
-  for (DType other : {DType::kQ6_K, DType::kBF16}) {
+  check_regrouped_rows<GgufBlockQ6K, GgufBlockQ6Kx16>(DType::kQ6_K, DType::kQ6_Kx16);
+  for (DType other : {DType::kBF16, DType::kF32}) {
     EXPECT_FALSE(gguf_regrouped_layout(other).has_value()) << dtype_name(other);
   }
 }

@@ -129,9 +129,9 @@ inline void check_gguf_cpu_kernels(std::span<const DType> types = kGgufInt8Types
   const Stream s = gpu->default_stream();
   for (DType type : types) {
     const uint32_t bs = static_cast<uint32_t>(dtype_block_size(type));
-    // Rows in multiples of 16 make Q4_0, Q8_0, Q4_K and Q5_K regrouped
-    // (Q4_0x16, ...), Q6_K keeps them row-major. x in 24 bits reaches the
-    // regrouped layouts and Q6_K; the other row-major matrices keep float x.
+    // Rows in multiples of 16 make Q4_0, Q8_0, Q4_K, Q5_K and Q6_K regrouped
+    // (Q4_0x16, ...). x in 24 bits reaches the regrouped layouts and Q6_K;
+    // the other row-major matrices keep float x.
     for (uint32_t rows : {1u, 5u, 16u, 33u, 240u, 250u}) {
       for (uint32_t cols : {bs, 3 * bs, 4096u}) {
         for (bool rich : {false, true}) {

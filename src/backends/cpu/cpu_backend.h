@@ -34,7 +34,7 @@ class CpuBackend final : public HostBackend {
   // Weights are copied into huge-page memory rather than aliased: walking a
   // memory-mapped file's 4 KiB pages costs a TLB miss every few rows.
   std::optional<DevicePtr> map_host(const void*, size_t) override { return std::nullopt; }
-  // Q4_0, Q8_0, Q4_K and Q5_K regrouped 16 rows at a time (BackendOptions::regroup_rows)
+  // Q4_0, Q8_0, Q4_K, Q5_K and Q6_K regrouped 16 rows at a time (BackendOptions::regroup_rows)
   // for the integer kernels.
   DType weight_layout(DType dtype, uint32_t rows, uint32_t cols) const override;
   // And MLX matrices alike (cpu_mlx_x16.cpp).

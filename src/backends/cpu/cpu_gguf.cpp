@@ -226,7 +226,7 @@ HWY_EXPORT(RowsQ6K);
 namespace {
 
 // How a launch splits a matrix across threads: in rows, or for the regrouped
-// layouts (Q4_0x16, Q8_0x16, Q4_Kx16, Q5_Kx16) in groups of 16 rows.
+// layouts (Q4_0x16, Q8_0x16, Q4_Kx16, Q5_Kx16, Q6_Kx16) in groups of 16 rows.
 struct Schedule {
   size_t units, bands, unit_bytes;
 };
@@ -345,7 +345,7 @@ void gemv_silu_gate(CpuBackend& cpu, DType type, const GemvSiluGateArgs& a) {
 
 void register_cpu_gguf_kernels(CpuBackend& cpu) {
   for (DType type : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K, DType::kQ4_0x16,
-                     DType::kQ8_0x16, DType::kQ4_Kx16, DType::kQ5_Kx16}) {
+                     DType::kQ8_0x16, DType::kQ4_Kx16, DType::kQ5_Kx16, DType::kQ6_Kx16}) {
     const std::string s = dtype_lower_name(type);
     cpu.register_kernel<GemvArgs>("gemv_" + s, [&cpu, type](const GemvArgs& a) { gguf_cpu::gemv(cpu, type, a); });
     cpu.register_kernel<GemvPairArgs>("gemv_pair_" + s,

@@ -505,9 +505,10 @@ HWY_INLINE hn::Vec<DW> q6_k_codes(const GgufBlockQ6K&, size_t) { return hn::Zero
 // Q6_K: the codes q (0..63) assembled per block (or, on AVX-512, per vector
 // from ql and qh); the offset -32 goes through x's code sums per group of 16.
 // With x in D digits (1, or 3 for 24 bits) the codes, assembled once, meet each
-// digit in a dot product of its own; Q6_K is the one row-major layout that
-// takes x in 24 bits (its regrouped form gained nothing: its codes' assembly,
-// not its scaling, is its work).
+// digit in a dot product of its own. Q6_K is the one row-major layout that
+// takes x in 24 bits: matrices whose rows are not a multiple of 16, or with
+// --no-regroup; the others run Q6_Kx16 (cpu_gguf_x16.cpp), whose sums per 16
+// rows are converted and scaled once per sub-block instead of per vector.
 template <size_t R, size_t D>
 HWY_INLINE void int8_q6_k(const GgufBlockQ6K* const* b, const cpu::Int8Activations& x, size_t blocks, float* out) {
   const DW db;

@@ -1,6 +1,6 @@
-// The integer gemvs of Q4_0, Q8_0, Q4_K and Q5_K regrouped 16 rows at a time
-// (Q4_0x16, Q8_0x16, Q4_Kx16, Q5_Kx16; qwen35/gguf_quants.h) against x in 8 bits
-// (cpu/int8_activations.h).
+// The integer gemvs of Q4_0, Q8_0, Q4_K, Q5_K and Q6_K regrouped 16 rows at
+// a time (Q4_0x16, Q8_0x16, Q4_Kx16, Q5_Kx16, Q6_Kx16; qwen35/gguf_quants.h)
+// against x in 8 or 24 bits (cpu/int8_activations.h).
 // Each int32 lane of a vector holds one row's four codes, so the dot products
 // of 16 rows accumulate side by side, x's four codes broadcast to every lane:
 // per block of 32 columns and 16 rows, eight dot-product instructions on
@@ -35,7 +35,8 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // Whether a layout's blocks are the K-quants' super-blocks of 256 columns.
 template <typename Grouped>
-constexpr bool kSuperBlocks = std::is_same_v<Grouped, GgufBlockQ4Kx16> || std::is_same_v<Grouped, GgufBlockQ5Kx16>;
+constexpr bool kSuperBlocks = std::is_same_v<Grouped, GgufBlockQ4Kx16> || std::is_same_v<Grouped, GgufBlockQ5Kx16> ||
+                              std::is_same_v<Grouped, GgufBlockQ6Kx16>;
 
 // Q8_0's codes are signed, where the dot-product step wants unsigned weights.
 // On VNNI they go in as w + 128 (w ^ 0x80) and 128 times x's code sum comes
@@ -301,6 +302,83 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
   }
 }
 
+// Q6_Kx16: span j of a block (its sub-block of 16 columns) holds the 16
+// rows' scales and their four runs of codes, run v meeting x's quad at 16 j
+// + 4 v. Runs 0 and 1 are their bytes' low six bits; runs 2 and 3 join a
+// nibble of q[2] and the top two bits of q[0] or q[1] (gguf_quants.h). The
+// 16 rows' sums per sub-block are converted once, the offset -32 taken off
+// with x's code sum there, and scaled by the rows' scales times x's; d
+// applies once per block. Row-major (cpu_gguf_int8.cpp), the codes of a row
+// are assembled alike, but each 64 of them meet x on their own, converted and
+// scaled per vector: 3584 x 1024, x in 24 bits, one thread (Zen 5), from the
+// caches 24.8-25.3 GB/s against 52-58 so, from DRAM 21.5-23.1 against
+// 28-33. A software prefetch 4 KB ahead, or four bands instead of two,
+// measured no faster here, from DRAM or in decode.
+template <size_t G, size_t D>
+HWY_INLINE void q6_group_dots(const GgufBlockQ6Kx16* const* g, const cpu::Int8Activations& x, size_t blocks,
+                              float* out) {
+  using DQ = hn::CappedTag<int32_t, 16>;
+  const DQ dq;
+  const hn::Repartition<uint8_t, DQ> d8;
+  const hn::Repartition<uint16_t, DQ> d16;
+  const hn::Rebind<int8_t, DQ> d8_lanes;  // a byte per int32 lane
+  const hn::Repartition<float, DQ> df;
+  const hn::Rebind<hwy::float16_t, decltype(df)> dh;
+  const size_t n = hn::Lanes(dq);
+  constexpr size_t kParts = 16 / hn::MaxLanes(DQ());
+  const auto six = hn::Set(d8, 0x3F), low4 = hn::Set(d8, 0x0F), top2 = hn::Set(d8, 0x30);
+  // Bits 6-7 of each byte to bits 4-5: a 16-bit shift moves no bit across bytes into the bits kept.
+  const auto top_bits = [&](auto q) { return hn::BitCast(d8, hn::ShiftRight<2>(hn::BitCast(d16, q))); };
+  hn::Vec<decltype(df)> total[G][kParts];
+  for (size_t k = 0; k < G; ++k) {
+    for (size_t p = 0; p < kParts; ++p) total[k][p] = hn::Zero(df);
+  }
+  for (size_t i = 0; i < blocks; ++i) {
+    for (size_t p = 0; p < kParts; ++p) {
+      hn::Vec<decltype(df)> sums[G];
+      for (size_t k = 0; k < G; ++k) sums[k] = hn::Zero(df);
+      for (size_t j = 0; j < 16; ++j) {
+        const size_t group = 16 * i + j;  // x's group of 16 columns
+        hn::Vec<decltype(d8)> runs[G][4];
+        for (size_t k = 0; k < G; ++k) {
+          const GgufBlockQ6Kx16::Span& span = g[k][i].spans[j];
+          const auto q0 = hn::LoadU(d8, span.q[0] + 4 * n * p), q1 = hn::LoadU(d8, span.q[1] + 4 * n * p),
+                     q2 = hn::LoadU(d8, span.q[2] + 4 * n * p);
+          runs[k][0] = hn::And(q0, six);
+          runs[k][1] = hn::And(q1, six);
+          runs[k][2] = hn::OrAnd(hn::And(q2, low4), top_bits(q0), top2);
+          runs[k][3] = hn::OrAnd(hn::And(hn::BitCast(d8, hn::ShiftRight<4>(hn::BitCast(d16, q2))), low4),
+                                 top_bits(q1), top2);
+        }
+        hn::Vec<DQ> acc[G][D];
+        for (size_t k = 0; k < G; ++k) {
+          for (size_t d = 0; d < D; ++d) acc[k][d] = hn::Zero(dq);
+        }
+        for (size_t v = 0; v < 4; ++v) {
+          for (size_t d = 0; d < D; ++d) {
+            const auto quad = cpu::HWY_NAMESPACE::x_quad_at(dq, x.q + d * x.cols + 16 * group + 4 * v);
+            for (size_t k = 0; k < G; ++k) acc[k][d] = cpu::HWY_NAMESPACE::dot4(acc[k][d], runs[k][v], quad);
+          }
+        }
+        const auto x_scale = hn::Set(df, x.group_scale[group]);
+        const auto offset = hn::Set(df, -32.0f * x.code_sums[group]);
+        for (size_t k = 0; k < G; ++k) {
+          const auto scale = hn::ConvertTo(df, hn::PromoteTo(dq, hn::LoadU(d8_lanes, g[k][i].spans[j].scales + n * p)));
+          const auto codes = hn::Add(cpu::HWY_NAMESPACE::digit_sum<D>(df, acc[k]), offset);
+          sums[k] = hn::MulAdd(codes, hn::Mul(scale, x_scale), sums[k]);
+        }
+      }
+      for (size_t k = 0; k < G; ++k) {
+        const auto* d = reinterpret_cast<const hwy::float16_t*>(g[k][i].d) + n * p;
+        total[k][p] = hn::MulAdd(hn::PromoteTo(df, hn::LoadU(dh, d)), sums[k], total[k][p]);
+      }
+    }
+  }
+  for (size_t k = 0; k < G; ++k) {
+    for (size_t p = 0; p < kParts; ++p) hn::StoreU(total[k][p], df, out + 16 * k + n * p);
+  }
+}
+
 // The groups of passes p (cpu/row_bands.h, a group per row) in x16_bands(D)
 // bands, x in D digits.
 template <typename Grouped, size_t D>
@@ -311,7 +389,9 @@ void groups(const Grouped* w, const cpu::Int8Activations& x, size_t cols, const 
     constexpr size_t G = decltype(groups_n)::value;
     const Grouped* g[G];
     for (size_t k = 0; k < G; ++k) g[k] = w + (first + k * stride) * blocks;
-    if constexpr (kSuperBlocks<Grouped>) {
+    if constexpr (std::is_same_v<Grouped, GgufBlockQ6Kx16>) {
+      q6_group_dots<G, D>(g, x, blocks, out);
+    } else if constexpr (kSuperBlocks<Grouped>) {
       k4_group_dots<Grouped, G, D>(g, x, blocks, out);
     } else {
       group_dots<Grouped, G, D>(g, x, blocks, out);
@@ -353,7 +433,8 @@ void X16Groups(DType layout, const std::byte* w, const cpu::Int8Activations& x, 
     case DType::kQ4_0x16: return groups(reinterpret_cast<const GgufBlockQ4_0x16*>(w), x, cols, base, y, p);
     case DType::kQ8_0x16: return groups(reinterpret_cast<const GgufBlockQ8_0x16*>(w), x, cols, base, y, p);
     case DType::kQ4_Kx16: return groups(reinterpret_cast<const GgufBlockQ4Kx16*>(w), x, cols, base, y, p);
-    default: return groups(reinterpret_cast<const GgufBlockQ5Kx16*>(w), x, cols, base, y, p);
+    case DType::kQ5_Kx16: return groups(reinterpret_cast<const GgufBlockQ5Kx16*>(w), x, cols, base, y, p);
+    default: return groups(reinterpret_cast<const GgufBlockQ6Kx16*>(w), x, cols, base, y, p);
   }
 }
 

@@ -1,6 +1,6 @@
-// The CPU's gemvs of Q4_0, Q8_0, Q4_K and Q5_K regrouped 16 rows at a time
-// (DType::kQ4_0x16, kQ8_0x16, kQ4_Kx16, kQ5_Kx16; cpu/cpu_gguf_x16.cpp), for
-// x in 8 bits.
+// The CPU's gemvs of Q4_0, Q8_0, Q4_K, Q5_K and Q6_K regrouped 16 rows at a
+// time (DType::kQ4_0x16, kQ8_0x16, kQ4_Kx16, kQ5_Kx16, kQ6_Kx16;
+// cpu/cpu_gguf_x16.cpp), for x in 8 or 24 bits.
 #pragma once
 
 #include <cstddef>
