@@ -76,7 +76,7 @@ std::string CpuBackend::device_description() const {
         gguf_cpu::int8_kernel_target(), cpu::heavy_int8_gemv_bands());
   } else if (int24_activations_) {
     description += fmt::format(", int24 activations for {} weights (integer kernels {})",
-                               regroup_rows_ ? "regrouped GGUF and MLX, and row-major Q6_K" : "GGUF Q6_K",
+                               regroup_rows_ ? "regrouped GGUF and MLX, and Q6_K" : "GGUF Q6_K",
                                gguf_cpu::int8_kernel_target());
   }
   return description;
