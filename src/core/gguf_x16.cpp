@@ -51,7 +51,9 @@ void place(const GgufBlockQ6K& b, size_t lane, GgufBlockQ6Kx16& out) {
     GgufBlockQ6Kx16::Span& span = out.spans[j];
     span.scales[lane] = b.scales[j];
     for (auto& run : span.q) std::memset(run + 4 * lane, 0, 4);
-    for (size_t e = 0; e < 16; ++e) gguf_x16_q6_k_add_code(span, e / 4, 4 * lane + e % 4, gguf_q6_k_code(b, 16 * j + e));
+    for (size_t e = 0; e < 16; ++e) {
+      gguf_x16_q6_k_add_code(span, e / 4, 4 * lane + e % 4, gguf_q6_k_code(b, 16 * j + e));
+    }
   }
 }
 
