@@ -9,7 +9,13 @@
 # closes the output.
 #   usage: .devbundle/device-bundle-run.sh [SECONDS]   (default 300)
 # Subsets, to fit a short lease: BENCH_DTYPES and BENCH_9B_DTYPES (weight formats
-# of the 0.8B and 9B decode benches), VULKAN=0, MEMCHECK_CONFORMANCE=0, GEMV_EXACT=0.
+# of the 0.8B and 9B decode benches), VULKAN=0, MEMCHECK=0 (both memchecks),
+# MEMCHECK_CONFORMANCE=0, GEMV_EXACT=0, GEMV_FILTER (the gemv bench's cases),
+# BENCH_FLAGS (default "-n 64 --profile").
+# Comparisons in one lease: BENCH_VARIANTS runs the gemv bench and every decode
+# bench once per variant, each a set of environment settings (variants apart by
+# spaces, settings within one by commas; "default" sets none), e.g.
+# BENCH_VARIANTS="QWEN35_CUDA_PDL=0 default".
 set -uo pipefail
 cd "$(dirname "$0")"
 deadline=$((SECONDS + ${1:-300}))
@@ -42,9 +48,9 @@ t "GGUF kernels on cuda, exact path" 60 gguf_cuda_exact env QWEN35_CUDA_GGUF_EXA
   bin/format_tests --gtest_filter='*GgufGpuBackend*/cuda' --gtest_brief=1
 t "conformance on cuda" 90 conformance_cuda bin/backend_tests --gtest_filter='*/cuda' --gtest_brief=1
 t "goldens on cuda" 90 goldens_cuda bin/model_tests --gtest_filter='*cuda*' --gtest_brief=1
-step "memcheck GGUF kernels" 60 compute-sanitizer --tool memcheck --print-limit 20 --error-exitcode 1 \
+[ "${MEMCHECK:-1}" = 1 ] && step "memcheck GGUF kernels" 60 compute-sanitizer --tool memcheck --print-limit 20 --error-exitcode 1 \
   bin/format_tests --gtest_filter='*GgufGpuBackend*/cuda' --gtest_brief=1
-[ "${MEMCHECK_CONFORMANCE:-1}" = 1 ] && step "memcheck conformance" 75 compute-sanitizer --tool memcheck --print-limit 20 --error-exitcode 1 \
+[ "${MEMCHECK:-1}" = 1 ] && [ "${MEMCHECK_CONFORMANCE:-1}" = 1 ] && step "memcheck conformance" 75 compute-sanitizer --tool memcheck --print-limit 20 --error-exitcode 1 \
   bin/backend_tests --gtest_filter='*/cuda' --gtest_brief=1
 
 # NVIDIA's Vulkan driver, where the device page's loader packages were carried
@@ -61,18 +67,31 @@ else
   summary+=("note    no NVIDIA Vulkan driver (nvidia_icd.json) found: the Vulkan steps did not run")
 fi
 
+read -ra variants <<<"${BENCH_VARIANTS:-default}"
+# vstep NAME LIMIT COMMAND...: step once per variant, under that variant's settings.
+vstep() {
+  local name=$1 limit=$2 v
+  shift 2
+  for v in "${variants[@]}"; do
+    local settings=()
+    [ "$v" != default ] && IFS=, read -ra settings <<<"$v"
+    step "$name [$v]" "$limit" env "${settings[@]}" "$@"
+  done
+}
+
 # The gemvs alone on the 9B and 0.8B shapes, GGUF through both paths.
 if [ -x bin/gpu_gemv_bench ]; then
-  step "gemv bench" 90 bin/gpu_gemv_bench
+  vstep "gemv bench" 90 bin/gpu_gemv_bench --benchmark_filter="${GEMV_FILTER:-.}"
   [ "${GEMV_EXACT:-1}" = 1 ] && step "gemv bench, GGUF exact path" 90 env QWEN35_CUDA_GGUF_EXACT=1 bin/gpu_gemv_bench --benchmark_filter='dtype:[1-5]/'
 fi
 
-bench=(bin/qwen35 bench --backend cuda -n 64 --profile)
+read -ra flags <<<"${BENCH_FLAGS:--n 64 --profile}"
+bench=(bin/qwen35 bench --backend cuda "${flags[@]}")
 for dtype in ${BENCH_DTYPES:-bf16 q8_0 q6_k q5_k q4_k q4_0}; do
-  step "bench 0.8b $dtype" 60 "${bench[@]}" --preset 0.8b --dtype "$dtype"
+  vstep "bench 0.8b $dtype" 60 "${bench[@]}" --preset 0.8b --dtype "$dtype"
 done
 for dtype in ${BENCH_9B_DTYPES:-q4_k}; do
-  step "bench 9b $dtype" 150 "${bench[@]}" --preset 9b --dtype "$dtype"
+  vstep "bench 9b $dtype" 150 "${bench[@]}" --preset 9b --dtype "$dtype"
 done
 [ -n "$icd" ] && [ "${VULKAN:-1}" = 1 ] && step "bench 0.8b bf16 on vulkan" 60 bin/qwen35 bench --backend vulkan -n 64 --preset 0.8b --dtype bf16
 finish

@@ -12,6 +12,7 @@
 
 #include "cuda_common.cuh"
 #include "cuda_kernels.h"
+#include "cuda_launch.cuh"
 #include "qwen35/kernels.h"
 
 namespace qwen35::cuda {
@@ -22,6 +23,7 @@ constexpr unsigned kAppendThreads = 256;
 template <typename E>
 __global__ void kv_append_kernel(const float* k, const float* v, typename E::Storage* k_cache,
                                  typename E::Storage* v_cache, const DecodeStepParams* step, uint32_t kv_dim) {
+  start_after_previous_kernel();
   const size_t slot = size_t{step->cache_pos} * kv_dim;
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < kv_dim; i += gridDim.x * blockDim.x) {
     k_cache[slot + i] = E::store(k[i]);
@@ -32,7 +34,7 @@ __global__ void kv_append_kernel(const float* k, const float* v, typename E::Sto
 template <typename E>
 void kv_append(const KvAppendArgs& a, const LaunchContext& ctx) {
   using S = typename E::Storage;
-  kv_append_kernel<E><<<blocks_for(a.kv_dim, kAppendThreads), kAppendThreads, 0, ctx.stream>>>(
+  launch_kernel(ctx, kv_append_kernel<E>, blocks_for(a.kv_dim, kAppendThreads), kAppendThreads,
       as<const float>(a.k), as<const float>(a.v), as<S>(a.k_cache), as<S>(a.v_cache),
       as<const DecodeStepParams>(a.step), a.kv_dim);
 }
@@ -96,6 +98,7 @@ __device__ inline float fp8_block_scale(float max_abs) {
 // One thread per block of kKvFp8Block values of K or V: its scale, then its codes.
 __global__ void kv_append_fp8_kernel(const float* k, const float* v, uint8_t* k_cache, uint8_t* v_cache,
                                      const DecodeStepParams* step, uint32_t kv_dim) {
+  start_after_previous_kernel();
   const uint32_t n_blocks = kv_dim / kKvFp8Block;
   const size_t row_bytes = size_t{kv_dim} + size_t{n_blocks} * 2;
   for (uint32_t item = blockIdx.x * blockDim.x + threadIdx.x; item < 2 * n_blocks; item += gridDim.x * blockDim.x) {
@@ -114,7 +117,7 @@ __global__ void kv_append_fp8_kernel(const float* k, const float* v, uint8_t* k_
 
 void kv_append_fp8(const KvAppendArgs& a, const LaunchContext& ctx) {
   QWEN35_ASSERT(a.kv_dim % kKvFp8Block == 0);
-  kv_append_fp8_kernel<<<blocks_for(2 * (a.kv_dim / kKvFp8Block), 64), 64, 0, ctx.stream>>>(
+  launch_kernel(ctx, kv_append_fp8_kernel, blocks_for(2 * (a.kv_dim / kKvFp8Block), 64), 64,
       as<const float>(a.k), as<const float>(a.v), as<uint8_t>(a.k_cache), as<uint8_t>(a.v_cache),
       as<const DecodeStepParams>(a.step), a.kv_dim);
 }
@@ -191,6 +194,7 @@ __global__ void __launch_bounds__(kAttnWarps * kWarp)
     attention_split_kernel(const float* q, const uint8_t* __restrict__ k_cache, const uint8_t* __restrict__ v_cache,
                            size_t row_bytes, const DecodeStepParams* step, float* partials, float* out,
                            uint32_t n_heads_q, uint32_t n_heads_kv, uint32_t head_dim, float scale) {
+  start_after_previous_kernel();
   __shared__ float warp_acc[kAttnWarps][kMaxHeadDim];
   __shared__ float warp_max_score[kAttnWarps], warp_total[kAttnWarps];
   const uint32_t h = blockIdx.x, split = blockIdx.y, n_splits = gridDim.y;
@@ -266,6 +270,7 @@ __global__ void __launch_bounds__(kAttnWarps * kWarp)
 // following each other; then thread d adds dimension d over the slices.
 __global__ void __launch_bounds__(kMaxSplits)
     attention_combine_kernel(const float* partials, float* out, uint32_t head_dim, uint32_t n_splits) {
+  start_after_previous_kernel();
   __shared__ float weight[kMaxSplits];
   const uint32_t h = blockIdx.x, s = threadIdx.x;
   const float* slices = partials + size_t{h} * n_splits * (head_dim + 2);
@@ -313,9 +318,9 @@ void attention_decode(const AttentionDecodeArgs& a, const LaunchContext& ctx) {
     vector_path = vector_path && aligned16(k_cache) && aligned16(v_cache);
   }
   const auto run = [&](auto kernel) {
-    kernel<<<grid, kAttnWarps * kWarp, 0, ctx.stream>>>(as<const float>(a.q), k_cache, v_cache, row_bytes,
-                                                        as<const DecodeStepParams>(a.step), partials, as<float>(a.out),
-                                                        a.n_heads_q, a.n_heads_kv, a.head_dim, a.scale);
+    launch_kernel(ctx, kernel, grid, kAttnWarps * kWarp, as<const float>(a.q), k_cache, v_cache, row_bytes,
+                  as<const DecodeStepParams>(a.step), partials, as<float>(a.out), a.n_heads_q, a.n_heads_kv,
+                  a.head_dim, a.scale);
   };
   if (vector_path) {
     run(attention_split_kernel<E, 8>);
@@ -323,7 +328,8 @@ void attention_decode(const AttentionDecodeArgs& a, const LaunchContext& ctx) {
     run(attention_split_kernel<E, 1>);
   }
   if (n_splits > 1) {
-    attention_combine_kernel<<<a.n_heads_q, kMaxSplits, 0, ctx.stream>>>(partials, as<float>(a.out), a.head_dim, n_splits);
+    launch_kernel(ctx.after_kernel(), attention_combine_kernel, a.n_heads_q, kMaxSplits, partials, as<float>(a.out),
+                  a.head_dim, n_splits);
   }
 }
 

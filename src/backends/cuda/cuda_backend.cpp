@@ -25,6 +25,16 @@ void* address(DevicePtr p) { return reinterpret_cast<void*>(static_cast<uintptr_
 
 std::string version_text(int version) { return fmt::format("{}.{}", version / 1000, version % 1000 / 10); }
 
+// An unsigned number from the environment, or `fallback` where it is unset.
+uint32_t env_number(const char* name, uint32_t fallback) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return fallback;
+  char* end = nullptr;
+  const unsigned long parsed = std::strtoul(value, &end, 10);
+  if (*end != '\0' || parsed > UINT32_MAX) fail("{}={} is not a number", name, value);
+  return static_cast<uint32_t>(parsed);
+}
+
 }  // namespace
 
 CudaBackend::CudaBackend(const BackendOptions& options) : device_(options.device) {
@@ -71,10 +81,22 @@ CudaBackend::CudaBackend(const BackendOptions& options) : device_(options.device
     cudaStreamDestroy(stream_);
     cuda::check(scratch_status, "cudaMalloc (attention scratch)");
   }
+  // Programmatic dependent launch (compute capability 9.0) is opt-in until it has
+  // been measured on a GPU: QWEN35_CUDA_PDL=1 turns it on, and
+  // QWEN35_CUDA_PREFETCH_BYTES sets how much of each row a gemv then asks L2 for
+  // before it waits (0: none). See src/backends/cuda/README.md.
+  const bool programmatic = properties.major >= 9 && env_number("QWEN35_CUDA_PDL", 0) != 0;
   context_ = cuda::LaunchContext{.stream = stream_,
                                  .multiprocessors = properties.multiProcessorCount,
                                  .scratch = scratch,
-                                 .scratch_bytes = cuda::kScratchBytes};
+                                 .scratch_bytes = cuda::kScratchBytes,
+                                 .programmatic_launch = programmatic,
+                                 .overlap_previous_kernel = false,
+                                 .prefetch_row_bytes =
+                                     programmatic ? env_number("QWEN35_CUDA_PREFETCH_BYTES", 4096) : 0};
+  if (programmatic) {
+    description_ += fmt::format(", programmatic launch, {} B/row prefetch", context_.prefetch_row_bytes);
+  }
 
   cuda::add_norm_kernels(specs_);
   cuda::add_attention_kernels(specs_);
@@ -160,6 +182,7 @@ void CudaBackend::upload(DevicePtr dst, const void* src, size_t bytes, Stream) {
   require_not_capturing("upload");
   if (bytes == 0) return;
   cuda::check(cudaMemcpyAsync(address(dst), src, bytes, cudaMemcpyHostToDevice, stream_), "upload (cudaMemcpyAsync)");
+  after_kernel_ = false;
 }
 
 void CudaBackend::download(void* dst, DevicePtr src, size_t bytes, Stream) {
@@ -167,17 +190,20 @@ void CudaBackend::download(void* dst, DevicePtr src, size_t bytes, Stream) {
   if (bytes == 0) return;
   cuda::check(cudaMemcpyAsync(dst, address(src), bytes, cudaMemcpyDeviceToHost, stream_),
               "download (cudaMemcpyAsync)");
+  after_kernel_ = false;
 }
 
 void CudaBackend::copy(DevicePtr dst, DevicePtr src, size_t bytes, Stream) {
   if (bytes == 0) return;
   cuda::check(cudaMemcpyAsync(address(dst), address(src), bytes, cudaMemcpyDeviceToDevice, stream_),
               "copy (cudaMemcpyAsync)");
+  after_kernel_ = false;
 }
 
 void CudaBackend::fill(DevicePtr dst, uint8_t byte_value, size_t bytes, Stream) {
   if (bytes == 0) return;
   cuda::check(cudaMemsetAsync(address(dst), byte_value, bytes, stream_), "fill (cudaMemsetAsync)");
+  after_kernel_ = false;
 }
 
 void CudaBackend::synchronize(Stream) {
@@ -208,7 +234,9 @@ void CudaBackend::launch(KernelHandle kernel, const void* args, size_t args_byte
     cudaEventRecord(record.start, stream_);
   }
   // Kernel parameters are copied at launch, so a captured graph keeps these arguments.
+  context_.overlap_previous_kernel = context_.programmatic_launch && after_kernel_ && !timed;
   spec.launch(args, context_);
+  after_kernel_ = !timed;
   const cudaError_t status = cudaGetLastError();
   if (status != cudaSuccess) launch_failed("launching '" + spec.name + "'", status);
   if (timed) {
@@ -267,11 +295,13 @@ void CudaBackend::begin_capture(Stream) {
   require_not_capturing("begin_capture");
   cuda::check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
   capturing_ = true;
+  after_kernel_ = false;  // a graph's first kernel has no kernel before it inside the graph
 }
 
 GraphHandle CudaBackend::end_capture(Stream) {
   if (!capturing_) fail("CUDA backend: end_capture without begin_capture");
   capturing_ = false;
+  after_kernel_ = false;
   cudaGraph_t graph = nullptr;
   cuda::check(cudaStreamEndCapture(stream_, &graph), "cudaStreamEndCapture");
   cudaGraphExec_t exec = nullptr;
@@ -290,6 +320,7 @@ void CudaBackend::replay(GraphHandle graph, Stream) {
   QWEN35_ASSERT(!capturing_);
   const cudaError_t status = cudaGraphLaunch(it->second, stream_);
   if (status != cudaSuccess) launch_failed("cudaGraphLaunch", status);
+  after_kernel_ = false;
 }
 
 void CudaBackend::destroy_graph(GraphHandle graph) {

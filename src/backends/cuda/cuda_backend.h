@@ -76,6 +76,9 @@ class CudaBackend final : public GpuBackend {
   std::vector<const cuda::KernelSpec*> kernels_;  // KernelHandle::id indexes this
   bool async_alloc_ = false;  // stream-ordered allocation (memory pools) supported
   bool capturing_ = false;
+  // The stream's last operation was a kernel launch, so the next launch may
+  // overlap it (cuda_launch.cuh); copies, fills, events and graphs end that.
+  bool after_kernel_ = false;
   std::vector<DevicePtr> deferred_releases_;  // released during a capture
   std::unordered_map<uint64_t, cudaGraphExec_t> graphs_;
   uint64_t next_graph_ = 1;

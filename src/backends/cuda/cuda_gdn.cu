@@ -5,6 +5,7 @@
 // and stores), so the step reads and writes the state exactly once.
 #include "cuda_common.cuh"
 #include "cuda_kernels.h"
+#include "cuda_launch.cuh"
 #include "qwen35/kernels.h"
 
 namespace qwen35::cuda {
@@ -32,6 +33,7 @@ __global__ void __launch_bounds__(kConvThreads)
     conv_silu_l2norm_kernel(const float* u, float* state, const float* __restrict__ weight, float* out,
                             uint32_t conv_dim, uint32_t conv_kernel, uint32_t n_heads_k, uint32_t head_dim_k,
                             float q_scale) {
+  start_after_previous_kernel();
   const uint32_t n_normed = 2 * n_heads_k;
   const uint32_t value_begin = n_normed * head_dim_k;
   const uint32_t n_groups = n_normed + (conv_dim - value_begin + kConvThreads - 1) / kConvThreads;
@@ -58,7 +60,7 @@ void conv_silu_l2norm(const ConvSiluL2NormArgs& a, const LaunchContext& ctx) {
   QWEN35_ASSERT(a.conv_kernel >= 1 && a.conv_dim >= 2 * a.n_heads_k * a.head_dim_k);
   const size_t n_normed = 2 * size_t{a.n_heads_k};
   const size_t groups = n_normed + (a.conv_dim - n_normed * a.head_dim_k + kConvThreads - 1) / kConvThreads;
-  conv_silu_l2norm_kernel<<<blocks_for(groups, 1, 65535), kConvThreads, 0, ctx.stream>>>(
+  launch_kernel(ctx, conv_silu_l2norm_kernel, blocks_for(groups, 1, 65535), kConvThreads,
       as<const float>(a.u), as<float>(a.state), as<const float>(a.weight), as<float>(a.out), a.conv_dim,
       a.conv_kernel, a.n_heads_k, a.head_dim_k, a.q_scale);
 }
@@ -66,6 +68,7 @@ void conv_silu_l2norm(const ConvSiluL2NormArgs& a, const LaunchContext& ctx) {
 // decay = exp(-exp(a_log) softplus(a + dt_bias)); beta = sigmoid(b). In double, as the reference.
 __global__ void gdn_gate_beta_kernel(const float* a, const float* b, const float* a_log, const float* dt_bias,
                                      float* decay, float* beta, uint32_t n) {
+  start_after_previous_kernel();
   for (uint32_t j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
     const double x = static_cast<double>(a[j]) + dt_bias[j];
     const double softplus = x > 20.0 ? x : log1p(exp(x));
@@ -75,7 +78,7 @@ __global__ void gdn_gate_beta_kernel(const float* a, const float* b, const float
 }
 
 void gdn_gate_beta(const GdnGateBetaArgs& a, const LaunchContext& ctx) {
-  gdn_gate_beta_kernel<<<blocks_for(a.n_heads_v, 64), 64, 0, ctx.stream>>>(
+  launch_kernel(ctx, gdn_gate_beta_kernel, blocks_for(a.n_heads_v, 64), 64,
       as<const float>(a.a), as<const float>(a.b), as<const float>(a.a_log), as<const float>(a.dt_bias),
       as<float>(a.decay), as<float>(a.beta), a.n_heads_v);
 }
@@ -89,6 +92,7 @@ constexpr uint32_t kPerLane = kMaxDk / kWarp;
 __global__ void __launch_bounds__(kGdnWarps * kWarp)
     gdn_recurrent_kernel(const float* qkv, const float* decay, const float* beta, float* state, float* out,
                          uint32_t n_heads_k, uint32_t n_heads_v, uint32_t dk, uint32_t dv, uint32_t tiled) {
+  start_after_previous_kernel();
   const uint32_t lane = threadIdx.x % kWarp;
   const size_t channels = size_t{n_heads_v} * dv;
   for (size_t item = size_t{blockIdx.x} * kGdnWarps + threadIdx.x / kWarp; item < channels;
@@ -130,7 +134,7 @@ void gdn_recurrent(const GdnRecurrentArgs& a, const LaunchContext& ctx) {
   QWEN35_ASSERT(a.head_dim_k <= kMaxDk);
   QWEN35_ASSERT(a.n_heads_k > 0 && a.n_heads_v % a.n_heads_k == 0);
   const size_t channels = size_t{a.n_heads_v} * a.head_dim_v;
-  gdn_recurrent_kernel<<<blocks_for(channels, kGdnWarps), kGdnWarps * kWarp, 0, ctx.stream>>>(
+  launch_kernel(ctx, gdn_recurrent_kernel, blocks_for(channels, kGdnWarps), kGdnWarps * kWarp,
       as<const float>(a.qkv), as<const float>(a.decay), as<const float>(a.beta), as<float>(a.state),
       as<float>(a.out), a.n_heads_k, a.n_heads_v, a.head_dim_k, a.head_dim_v, a.tiled_value_heads);
 }

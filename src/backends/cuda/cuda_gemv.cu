@@ -4,6 +4,7 @@
 #include "cuda_common.cuh"
 #include "cuda_gemv_rows.cuh"
 #include "cuda_kernels.h"
+#include "cuda_launch.cuh"
 #include "qwen35/dense_weights.h"
 
 namespace qwen35::cuda {
@@ -15,10 +16,13 @@ struct DenseMatrix {
   using S = typename E::Storage;
   struct Row {
     const S* w;
+    __device__ const void* weights() const { return w; }
   };
   static constexpr uint32_t kColsPerThread = kVector ? 8 : 1;
   const S* w;
   uint32_t cols;
+
+  __device__ size_t row_bytes() const { return size_t{cols} * sizeof(S); }
 
   __device__ Row row(uint32_t r) const { return Row{w + size_t{r} * cols}; }
 
@@ -67,7 +71,7 @@ void gemv(const GemvArgs& a, const LaunchContext& ctx) {
     using M = decltype(tag);
     launch_gemv_rows(GemvTarget<M>{.m0 = M{w, a.cols}, .m1 = M{nullptr, a.cols}, .y0 = as<float>(a.y), .y1 = nullptr,
                                    .residual = nullptr, .rows0 = a.rows, .rows1 = 0},
-                     PlainActivation{x}, ctx.stream);
+                     PlainActivation{x}, ctx);
   });
 }
 
@@ -81,7 +85,7 @@ void gemv_pair(const GemvPairArgs& a, const LaunchContext& ctx) {
     using M = decltype(tag);
     launch_gemv_rows(GemvTarget<M>{.m0 = M{w0, a.cols}, .m1 = M{w1, a.cols}, .y0 = as<float>(a.y0),
                                    .y1 = as<float>(a.y1), .residual = nullptr, .rows0 = a.rows0, .rows1 = a.rows1},
-                     PlainActivation{x}, ctx.stream);
+                     PlainActivation{x}, ctx);
   });
 }
 
@@ -94,20 +98,21 @@ void gemv_silu_gate(const GemvSiluGateArgs& a, const LaunchContext& ctx) {
     using M = decltype(tag);
     launch_gemv_rows(GemvTarget<M>{.m0 = M{w, a.cols}, .m1 = M{nullptr, a.cols}, .y0 = as<float>(a.y), .y1 = nullptr,
                                    .residual = as<const float>(a.residual), .rows0 = a.rows, .rows1 = 0},
-                     act, ctx.stream);
+                     act, ctx.after_kernel());
   });
 }
 
 template <typename E>
 __global__ void row_to_f32_kernel(const typename E::Storage* row, float* y, uint32_t cols) {
+  start_after_previous_kernel();
   for (uint32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += gridDim.x * blockDim.x) y[c] = E::load(row[c]);
 }
 
 template <typename E>
 void row_to_f32(const RowToF32Args& a, const LaunchContext& ctx) {
   using S = typename E::Storage;
-  row_to_f32_kernel<E><<<blocks_for(a.cols, 256), 256, 0, ctx.stream>>>(as<const S>(a.w) + size_t{a.row} * a.cols,
-                                                                         as<float>(a.y), a.cols);
+  launch_kernel(ctx, row_to_f32_kernel<E>, blocks_for(a.cols, 256), 256, as<const S>(a.w) + size_t{a.row} * a.cols,
+                as<float>(a.y), a.cols);
 }
 
 template <typename E>

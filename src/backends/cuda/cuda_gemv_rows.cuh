@@ -9,6 +9,7 @@
 
 #include "cuda_common.cuh"
 #include "cuda_kernels.h"
+#include "cuda_launch.cuh"
 #include "qwen35/error.h"
 
 namespace qwen35::cuda {
@@ -48,7 +49,7 @@ struct PlainActivation {
 inline PlainActivation silu_gate_activation(const float* gate, const float* up, uint32_t n, const LaunchContext& ctx) {
   QWEN35_ASSERT(size_t{n} * sizeof(float) <= ctx.scratch_bytes);
   float* act = static_cast<float*>(ctx.scratch);
-  launch_silu_mul(gate, up, act, n, ctx.stream);
+  launch_silu_mul(gate, up, act, n, ctx);
   return PlainActivation{act};
 }
 
@@ -76,7 +77,8 @@ __device__ void batched_columns(uint32_t first, uint32_t stride, uint32_t end, S
 }
 
 // Matrix provides: `Row row(uint32_t r) const`, `static constexpr uint32_t kColsPerThread`
-// (columns one thread takes per step) and `static dot_rows(m, rows, act, index, count, acc)`,
+// (columns one thread takes per step), `size_t row_bytes() const` (the bytes of
+// a row's weights, which start at row(r).weights()) and `static dot_rows(m, rows, act, index, count, acc)`,
 // which sums the columns of thread `index` of `count` threads sharing the rows; see
 // DenseMatrix (cuda_gemv.cu) and MlxMatrix (cuda_mlx.cu).
 //
@@ -85,8 +87,14 @@ __device__ void batched_columns(uint32_t first, uint32_t stride, uint32_t end, S
 // order. Splitting keeps the chip busy when a matrix has few, long rows (the
 // down and output projections), where one warp per row group leaves most
 // multiprocessors idle and each warp's loads wait on each other.
+//
+// Before it waits for the previous kernel, a block asks L2 for the first
+// prefetch_row_bytes of each row of its first tile (weights: no kernel writes
+// them), so that with programmatic launch those reads overlap the previous
+// kernel's tail instead of starting after it.
 template <typename Matrix, typename Activation>
-__global__ void __launch_bounds__(kGemvThreads) gemv_rows_kernel(GemvTarget<Matrix> t, Activation act, uint32_t split) {
+__global__ void __launch_bounds__(kGemvThreads)
+    gemv_rows_kernel(GemvTarget<Matrix> t, Activation act, uint32_t split, uint32_t prefetch_row_bytes) {
   __shared__ float partials[kGemvWarps][kRowsPerWarp];
   const uint32_t lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
   const uint32_t groups_per_block = kGemvWarps / split;
@@ -94,6 +102,15 @@ __global__ void __launch_bounds__(kGemvThreads) gemv_rows_kernel(GemvTarget<Matr
   const uint32_t rows = t.rows0 + t.rows1;
   const size_t rows_per_block = size_t{groups_per_block} * kRowsPerWarp;
   const size_t tiles = (rows + rows_per_block - 1) / rows_per_block;
+  if (prefetch_row_bytes > 0 && threadIdx.x < rows_per_block) {
+    const size_t i = blockIdx.x * rows_per_block + threadIdx.x;
+    if (i < rows) {
+      const Matrix& m = i < t.rows0 ? t.m0 : t.m1;
+      const auto row = m.row(static_cast<uint32_t>(i < t.rows0 ? i : i - t.rows0));
+      prefetch_l2(row.weights(), m.row_bytes() < prefetch_row_bytes ? m.row_bytes() : prefetch_row_bytes);
+    }
+  }
+  start_after_previous_kernel();
   // Every warp of a block runs the same number of tiles: the barriers below need it.
   for (size_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const size_t first = (tile * groups_per_block + group) * kRowsPerWarp;
@@ -165,11 +182,12 @@ inline uint32_t gemv_split(size_t row_groups, uint32_t cols, uint32_t cols_per_t
 }
 
 template <typename Matrix, typename Activation>
-void launch_gemv_rows(const GemvTarget<Matrix>& t, const Activation& act, cudaStream_t stream) {
+void launch_gemv_rows(const GemvTarget<Matrix>& t, const Activation& act, const LaunchContext& ctx) {
   const size_t row_groups = (size_t{t.rows0} + t.rows1 + kRowsPerWarp - 1) / kRowsPerWarp;
   const uint32_t split = gemv_split(row_groups, t.m0.cols, Matrix::kColsPerThread);
   const size_t groups_per_block = kGemvWarps / split;
-  gemv_rows_kernel<<<blocks_for(row_groups, groups_per_block, 1u << 30), kGemvThreads, 0, stream>>>(t, act, split);
+  launch_kernel(ctx, gemv_rows_kernel<Matrix, Activation>, blocks_for(row_groups, groups_per_block, 1u << 30),
+                kGemvThreads, t, act, split, ctx.prefetch_row_bytes);
 }
 
 }  // namespace qwen35::cuda

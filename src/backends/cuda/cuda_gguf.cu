@@ -21,6 +21,7 @@
 #include "cuda_common.cuh"
 #include "cuda_gemv_rows.cuh"
 #include "cuda_kernels.h"
+#include "cuda_launch.cuh"
 #include "qwen35/dense_weights.h"
 #include "cuda_gguf_host.h"
 #include "cuda_gguf_pieces.cuh"
@@ -148,14 +149,15 @@ template <DType kType, bool kFast>
 struct GgufMatrix {
   struct Row {
     const uint8_t* bytes;
+    __device__ const void* weights() const { return bytes; }
   };
   static constexpr uint32_t kColsPerThread = kFast ? gguf::PieceOf<kType>::type::kWeights : kUnit;
   const uint8_t* w;
   uint32_t cols;
 
-  __device__ Row row(uint32_t r) const {
-    return Row{w + size_t{r} * (cols / block_elements(kType)) * block_bytes(kType)};
-  }
+  __device__ size_t row_bytes() const { return size_t{cols} / block_elements(kType) * block_bytes(kType); }
+
+  __device__ Row row(uint32_t r) const { return Row{w + r * row_bytes()}; }
 
   template <uint32_t kRows, typename Activation>
   __device__ static void dot_rows(const GgufMatrix& m, const Row (&rows)[kRows], const Activation& act,
@@ -230,7 +232,7 @@ void gemv(const GemvArgs& a, const LaunchContext& ctx) {
     const M m{as<const uint8_t>(a.w), a.cols};
     launch_gemv_rows(GemvTarget<M>{.m0 = m, .m1 = m, .y0 = as<float>(a.y), .y1 = nullptr, .residual = nullptr,
                                    .rows0 = a.rows, .rows1 = 0},
-                     PlainActivation{x}, ctx.stream);
+                     PlainActivation{x}, ctx);
   });
 }
 
@@ -243,7 +245,7 @@ void gemv_pair(const GemvPairArgs& a, const LaunchContext& ctx) {
     launch_gemv_rows(GemvTarget<M>{.m0 = M{as<const uint8_t>(a.w0), a.cols}, .m1 = M{as<const uint8_t>(a.w1), a.cols},
                                    .y0 = as<float>(a.y0), .y1 = as<float>(a.y1), .residual = nullptr,
                                    .rows0 = a.rows0, .rows1 = a.rows1},
-                     PlainActivation{x}, ctx.stream);
+                     PlainActivation{x}, ctx);
   });
 }
 
@@ -256,12 +258,13 @@ void gemv_silu_gate(const GemvSiluGateArgs& a, const LaunchContext& ctx) {
     const M m{as<const uint8_t>(a.w), a.cols};
     launch_gemv_rows(GemvTarget<M>{.m0 = m, .m1 = m, .y0 = as<float>(a.y), .y1 = nullptr,
                                    .residual = as<const float>(a.residual), .rows0 = a.rows, .rows1 = 0},
-                     act, ctx.stream);
+                     act, ctx.after_kernel());
   });
 }
 
 template <DType kType>
 __global__ void row_to_f32_kernel(const uint8_t* row, float* y, uint32_t units) {
+  start_after_previous_kernel();
   for (uint32_t u = blockIdx.x * blockDim.x + threadIdx.x; u < units; u += gridDim.x * blockDim.x) {
     float w[kUnit];
     decode_unit<kType>(row, u, w);
@@ -275,7 +278,7 @@ void row_to_f32(const RowToF32Args& a, const LaunchContext& ctx) {
   check_shape<kType>(a.cols);
   const size_t row_bytes = size_t{a.cols} / block_elements(kType) * block_bytes(kType);
   const uint32_t units = a.cols / kUnit;
-  row_to_f32_kernel<kType><<<blocks_for(units, 128), 128, 0, ctx.stream>>>(
+  launch_kernel(ctx, row_to_f32_kernel<kType>, blocks_for(units, 128), 128,
       as<const uint8_t>(a.w) + size_t{a.row} * row_bytes, as<float>(a.y), units);
 }
 

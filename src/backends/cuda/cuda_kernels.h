@@ -16,13 +16,24 @@
 namespace qwen35::cuda {
 
 // What a launcher may use besides its arguments: the stream, the device's
-// multiprocessor count, and scratch memory owned by the backend (the same
-// address for the backend's lifetime, so captured graphs may keep it).
+// multiprocessor count, scratch memory owned by the backend (the same address
+// for the backend's lifetime, so captured graphs may keep it), and whether its
+// launches may overlap the kernel before them (cuda_launch.cuh).
 struct LaunchContext {
   cudaStream_t stream;
   int multiprocessors;
   void* scratch;
   size_t scratch_bytes;
+  bool programmatic_launch = false;     // the device and the options allow PDL
+  bool overlap_previous_kernel = false;  // PDL, and the stream's last operation is a kernel
+  uint32_t prefetch_row_bytes = 0;       // gemvs ask L2 for this much of each row before they wait
+
+  // The context for a launcher's second kernel, which follows its first.
+  LaunchContext after_kernel() const {
+    LaunchContext next = *this;
+    next.overlap_previous_kernel = programmatic_launch;
+    return next;
+  }
 };
 
 struct KernelSpec {
@@ -46,7 +57,7 @@ KernelSpec kernel_spec(std::string name) {
 constexpr size_t kScratchBytes = size_t{8} << 20;
 
 // y = silu(gate) * up [n] (cuda_elementwise.cu), also the first step of gemv_silu_gate.
-void launch_silu_mul(const float* gate, const float* up, float* y, uint32_t n, cudaStream_t stream);
+void launch_silu_mul(const float* gate, const float* up, float* y, uint32_t n, const LaunchContext& ctx);
 
 // One per kernel file.
 void add_norm_kernels(std::vector<KernelSpec>& specs);         // cuda_norm.cu

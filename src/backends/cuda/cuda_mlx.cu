@@ -8,6 +8,7 @@
 #include "cuda_common.cuh"
 #include "cuda_gemv_rows.cuh"
 #include "cuda_kernels.h"
+#include "cuda_launch.cuh"
 #include "qwen35/mlx_affine.h"
 
 namespace qwen35::cuda {
@@ -22,6 +23,7 @@ struct MlxMatrix {
     const uint32_t* codes;
     const S* scales;
     const S* biases;
+    __device__ const void* weights() const { return codes; }
   };
   const uint32_t* codes;
   const S* scales;
@@ -40,6 +42,8 @@ struct MlxMatrix {
     }
     return __uint_as_float(bits) - 8388608.0f;
   }
+
+  __device__ size_t row_bytes() const { return size_t{cols} / kPerWord * sizeof(uint32_t); }
 
   __device__ Row row(uint32_t r) const {
     const size_t groups = size_t{r} * (cols / group_size);
@@ -120,7 +124,7 @@ void gemv(const MlxGemvArgs& a, const LaunchContext& ctx) {
     const M m = matrix<M>(a.w, a.cols, a.group_size);
     launch_gemv_rows(GemvTarget<M>{.m0 = m, .m1 = m, .y0 = as<float>(a.y), .y1 = nullptr, .residual = nullptr,
                                    .rows0 = a.rows, .rows1 = 0},
-                     PlainActivation{as<const float>(a.x)}, ctx.stream);
+                     PlainActivation{as<const float>(a.x)}, ctx);
   });
 }
 
@@ -134,7 +138,7 @@ void gemv_pair(const MlxGemvPairArgs& a, const LaunchContext& ctx) {
     launch_gemv_rows(GemvTarget<M>{.m0 = matrix<M>(a.w0, a.cols, a.group_size),
                                    .m1 = matrix<M>(a.w1, a.cols, a.group_size), .y0 = as<float>(a.y0),
                                    .y1 = as<float>(a.y1), .residual = nullptr, .rows0 = a.rows0, .rows1 = a.rows1},
-                     PlainActivation{as<const float>(a.x)}, ctx.stream);
+                     PlainActivation{as<const float>(a.x)}, ctx);
   });
 }
 
@@ -148,7 +152,7 @@ void gemv_silu_gate(const MlxGemvSiluGateArgs& a, const LaunchContext& ctx) {
     const M m = matrix<M>(a.w, a.cols, a.group_size);
     launch_gemv_rows(GemvTarget<M>{.m0 = m, .m1 = m, .y0 = as<float>(a.y), .y1 = nullptr,
                                    .residual = as<const float>(a.residual), .rows0 = a.rows, .rows1 = 0},
-                     act, ctx.stream);
+                     act, ctx.after_kernel());
   });
 }
 
@@ -156,6 +160,7 @@ void gemv_silu_gate(const MlxGemvSiluGateArgs& a, const LaunchContext& ctx) {
 template <uint32_t Bits, typename E>
 __global__ void row_to_f32_kernel(const uint32_t* codes, const typename E::Storage* scales,
                                   const typename E::Storage* biases, float* y, uint32_t cols, uint32_t group_size) {
+  start_after_previous_kernel();
   constexpr uint32_t kPerWord = 32 / Bits;
   for (uint32_t c = blockIdx.x * blockDim.x + threadIdx.x; c < cols; c += gridDim.x * blockDim.x) {
     const uint32_t code = (codes[c / kPerWord] >> ((c % kPerWord) * Bits)) & ((1u << Bits) - 1u);
@@ -169,7 +174,7 @@ void row_to_f32(const MlxRowToF32Args& a, const LaunchContext& ctx) {
   using S = typename E::Storage;
   QWEN35_ASSERT(a.group_size > 0 && a.cols % a.group_size == 0);
   const size_t groups = size_t{a.row} * (a.cols / a.group_size);
-  row_to_f32_kernel<Bits, E><<<blocks_for(a.cols, 256), 256, 0, ctx.stream>>>(
+  launch_kernel(ctx, row_to_f32_kernel<Bits, E>, blocks_for(a.cols, 256), 256,
       as<const uint32_t>(a.w.codes) + size_t{a.row} * (a.cols / (32 / Bits)), as<const S>(a.w.scales) + groups,
       as<const S>(a.w.biases) + groups, as<float>(a.y), a.cols, a.group_size);
 }

@@ -3,6 +3,7 @@
 // the block's reduction, so outputs may alias inputs.
 #include "cuda_common.cuh"
 #include "cuda_kernels.h"
+#include "cuda_launch.cuh"
 #include "qwen35/kernels.h"
 
 namespace qwen35::cuda {
@@ -23,6 +24,7 @@ __device__ float block_inv_rms(const float* x, uint32_t n, float eps) {
 __global__ void __launch_bounds__(kNormThreads)
     rms_norm_kernel(const float* x, const float* __restrict__ weight, float* y, uint32_t n_rows, uint32_t row_len,
                     uint32_t x_row_stride, uint32_t y_row_stride, float eps) {
+  start_after_previous_kernel();
   for (uint32_t r = blockIdx.x; r < n_rows; r += gridDim.x) {
     const float* xr = x + size_t{r} * x_row_stride;
     float* yr = y + size_t{r} * y_row_stride;
@@ -32,7 +34,7 @@ __global__ void __launch_bounds__(kNormThreads)
 }
 
 void rms_norm(const RmsNormArgs& a, const LaunchContext& ctx) {
-  rms_norm_kernel<<<blocks_for(a.n_rows, 1, 65535), kNormThreads, 0, ctx.stream>>>(
+  launch_kernel(ctx, rms_norm_kernel, blocks_for(a.n_rows, 1, 65535), kNormThreads,
       as<const float>(a.x), as<const float>(a.weight), as<float>(a.y), a.n_rows, a.row_len, a.x_row_stride,
       a.y_row_stride, a.eps);
 }
@@ -41,6 +43,7 @@ void rms_norm(const RmsNormArgs& a, const LaunchContext& ctx) {
 __global__ void __launch_bounds__(kAddNormThreads)
     add_rms_norm_kernel(const float* a, const float* b, const float* __restrict__ weight, float* sum, float* norm,
                         uint32_t n, float eps) {
+  start_after_previous_kernel();
   float sum_sq = 0;
   for (uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
     const float s = a[i] + b[i];
@@ -52,9 +55,8 @@ __global__ void __launch_bounds__(kAddNormThreads)
 }
 
 void add_rms_norm(const AddRmsNormArgs& a, const LaunchContext& ctx) {
-  add_rms_norm_kernel<<<1, kAddNormThreads, 0, ctx.stream>>>(as<const float>(a.a), as<const float>(a.b),
-                                                             as<const float>(a.weight), as<float>(a.sum),
-                                                             as<float>(a.norm), a.n, a.eps);
+  launch_kernel(ctx, add_rms_norm_kernel, 1, kAddNormThreads, as<const float>(a.a), as<const float>(a.b),
+                as<const float>(a.weight), as<float>(a.sum), as<float>(a.norm), a.n, a.eps);
 }
 
 // Per head: RMSNorm, then rotate-half RoPE on pairs (i, i + rotary_dim/2). The
@@ -64,6 +66,7 @@ __global__ void __launch_bounds__(kHeadThreads)
     head_norm_rope_kernel(const float* x, const float* __restrict__ weight, const float* __restrict__ inv_freq,
                           const DecodeStepParams* step, float* y, uint32_t n_heads, uint32_t head_dim,
                           uint32_t x_head_stride, uint32_t rotary_dim, float eps) {
+  start_after_previous_kernel();
   const double position = static_cast<double>(step->position);
   const uint32_t half = rotary_dim / 2;
   for (uint32_t h = blockIdx.x; h < n_heads; h += gridDim.x) {
@@ -86,7 +89,7 @@ __global__ void __launch_bounds__(kHeadThreads)
 }
 
 void head_norm_rope(const HeadNormRopeArgs& a, const LaunchContext& ctx) {
-  head_norm_rope_kernel<<<blocks_for(a.n_heads, 1, 65535), kHeadThreads, 0, ctx.stream>>>(
+  launch_kernel(ctx, head_norm_rope_kernel, blocks_for(a.n_heads, 1, 65535), kHeadThreads,
       as<const float>(a.x), as<const float>(a.weight), as<const float>(a.inv_freq),
       as<const DecodeStepParams>(a.step), as<float>(a.y), a.n_heads, a.head_dim, a.x_head_stride, a.rotary_dim,
       a.eps);

@@ -3,6 +3,7 @@
 // flight per thread, the access pattern of the gemv kernels.
 #include "cuda_common.cuh"
 #include "cuda_kernels.h"
+#include "cuda_launch.cuh"
 #include "qwen35/device_bandwidth.h"
 
 namespace qwen35::cuda {
@@ -13,6 +14,7 @@ constexpr uint32_t kProbeUnroll = 4;
 
 __global__ void __launch_bounds__(kProbeThreads) memory_read_probe_kernel(const uint4* data, size_t words,
                                                                           uint32_t* sink) {
+  start_after_previous_kernel();
   const size_t stride = size_t{gridDim.x} * blockDim.x;
   uint32_t acc = 0;
   size_t i = size_t{blockIdx.x} * blockDim.x + threadIdx.x;
@@ -32,8 +34,9 @@ __global__ void __launch_bounds__(kProbeThreads) memory_read_probe_kernel(const 
 
 void memory_read_probe(const MemoryReadProbeArgs& a, const LaunchContext& ctx) {
   const size_t words = a.bytes / 16;
-  memory_read_probe_kernel<<<blocks_for(words, size_t{kProbeThreads} * 16, static_cast<size_t>(ctx.multiprocessors) * 4),
-                             kProbeThreads, 0, ctx.stream>>>(as<const uint4>(a.data), words, as<uint32_t>(a.sink));
+  const unsigned blocks = blocks_for(words, size_t{kProbeThreads} * 16, static_cast<size_t>(ctx.multiprocessors) * 4);
+  launch_kernel(ctx, memory_read_probe_kernel, blocks, kProbeThreads, as<const uint4>(a.data), words,
+                as<uint32_t>(a.sink));
 }
 
 }  // namespace
