@@ -297,17 +297,8 @@ inline void dequantize_k4(float d, float dmin, const uint8_t* scales, const uint
 inline void dequantize_q6_k(const GgufBlockQ6K* b, float* y, size_t blocks) {
   for (size_t i = 0; i < blocks; ++i, y += 256) {
     const float d = f16_to_f32(b[i].d);
-    for (int h = 0; h < 2; ++h) {
-      const uint8_t* ql = b[i].ql + 64 * h;
-      const uint8_t* qh = b[i].qh + 32 * h;
-      const int8_t* sc = b[i].scales + 8 * h;
-      for (int l = 0; l < 32; ++l) {
-        for (int k = 0; k < 4; ++k) {
-          const uint8_t low = ql[l + 32 * (k & 1)];
-          const int q = ((k < 2 ? low & 0xF : low >> 4) | (((qh[l] >> (2 * k)) & 3) << 4)) - 32;
-          y[128 * h + 32 * k + l] = d * static_cast<float>(sc[l / 16 + 2 * k]) * static_cast<float>(q);
-        }
-      }
+    for (size_t e = 0; e < 256; ++e) {
+      y[e] = d * static_cast<float>(b[i].scales[e / 16]) * static_cast<float>(gguf_q6_k_code(b[i], e) - 32);
     }
   }
 }
