@@ -15,7 +15,7 @@
 # Comparisons in one lease: BENCH_VARIANTS runs the gemv bench and every decode
 # bench once per variant, each a set of environment settings (variants apart by
 # spaces, settings within one by commas; "default" sets none), e.g.
-# BENCH_VARIANTS="QWEN35_CUDA_PDL=0 default".
+# BENCH_VARIANTS="QWEN35_CUDA_PDL=1 default". TEST_SETTINGS sets the test steps' environment.
 set -uo pipefail
 cd "$(dirname "$0")"
 deadline=$((SECONDS + ${1:-300}))
@@ -38,7 +38,9 @@ gtest() {
 }
 export -f gtest
 export logs
-t() { local name=$1 limit=$2 log=$3; shift 3; step "$name" "$limit" bash -c 'gtest "$@"' _ "$log" "$@"; }
+# TEST_SETTINGS: environment settings (apart by commas) for the test steps, e.g. QWEN35_CUDA_PDL=1.
+IFS=, read -ra test_settings <<<"${TEST_SETTINGS:-}"
+t() { local name=$1 limit=$2 log=$3; shift 3; step "$name" "$limit" env "${test_settings[@]}" bash -c 'gtest "$@"' _ "$log" "$@"; }
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader
 
