@@ -56,6 +56,13 @@ CudaBackend::CudaBackend(const BackendOptions& options) : device_(options.device
     throw DeviceUnavailable(fmt::format("CUDA device {} ({}) has compute capability {}.{}; the kernels need 8.0 or newer",
                                         device_, properties.name, properties.major, properties.minor));
   }
+  // Programmatic dependent launch (compute capability 9.0) is opt-in until it has
+  // been measured on a GPU: QWEN35_CUDA_PDL=1 turns it on, and
+  // QWEN35_CUDA_PREFETCH_BYTES sets how much of each row a gemv then asks L2 for
+  // before it waits (0: none). See src/backends/cuda/README.md. Read before
+  // anything is allocated, so that a malformed value leaks nothing.
+  const bool programmatic = properties.major >= 9 && env_number("QWEN35_CUDA_PDL", 0) != 0;
+  const uint32_t prefetch_row_bytes = env_number("QWEN35_CUDA_PREFETCH_BYTES", 4096);
   int runtime = 0, driver = 0;
   cuda::check(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
   cuda::check(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
@@ -81,19 +88,13 @@ CudaBackend::CudaBackend(const BackendOptions& options) : device_(options.device
     cudaStreamDestroy(stream_);
     cuda::check(scratch_status, "cudaMalloc (attention scratch)");
   }
-  // Programmatic dependent launch (compute capability 9.0) is opt-in until it has
-  // been measured on a GPU: QWEN35_CUDA_PDL=1 turns it on, and
-  // QWEN35_CUDA_PREFETCH_BYTES sets how much of each row a gemv then asks L2 for
-  // before it waits (0: none). See src/backends/cuda/README.md.
-  const bool programmatic = properties.major >= 9 && env_number("QWEN35_CUDA_PDL", 0) != 0;
   context_ = cuda::LaunchContext{.stream = stream_,
                                  .multiprocessors = properties.multiProcessorCount,
                                  .scratch = scratch,
                                  .scratch_bytes = cuda::kScratchBytes,
                                  .programmatic_launch = programmatic,
                                  .overlap_previous_kernel = false,
-                                 .prefetch_row_bytes =
-                                     programmatic ? env_number("QWEN35_CUDA_PREFETCH_BYTES", 4096) : 0};
+                                 .prefetch_row_bytes = programmatic ? prefetch_row_bytes : 0};
   if (programmatic) {
     description_ += fmt::format(", programmatic launch, {} B/row prefetch", context_.prefetch_row_bytes);
   }
