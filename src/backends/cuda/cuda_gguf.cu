@@ -140,6 +140,10 @@ __host__ __device__ constexpr size_t block_bytes(DType type) {
   }
 }
 __host__ __device__ constexpr uint32_t block_elements(DType type) { return type == DType::kQ8_0 || type == DType::kQ4_0 ? 32 : 256; }
+// The bytes of a row of `cols` elements (a multiple of the block).
+__host__ __device__ constexpr size_t row_bytes_of(DType type, uint32_t cols) {
+  return size_t{cols} / block_elements(type) * block_bytes(type);
+}
 
 // A [rows, cols] matrix of kType blocks. kFast: pieces with factored scales
 // (cuda_gguf_pieces.cuh), which need 16-byte aligned activations and, for
@@ -155,7 +159,7 @@ struct GgufMatrix {
   const uint8_t* w;
   uint32_t cols;
 
-  __device__ size_t row_bytes() const { return size_t{cols} / block_elements(kType) * block_bytes(kType); }
+  __device__ size_t row_bytes() const { return row_bytes_of(kType, cols); }
 
   __device__ Row row(uint32_t r) const { return Row{w + r * row_bytes()}; }
 
@@ -276,10 +280,9 @@ __global__ void row_to_f32_kernel(const uint8_t* row, float* y, uint32_t units) 
 template <DType kType>
 void row_to_f32(const RowToF32Args& a, const LaunchContext& ctx) {
   check_shape<kType>(a.cols);
-  const size_t row_bytes = size_t{a.cols} / block_elements(kType) * block_bytes(kType);
   const uint32_t units = a.cols / kUnit;
   launch_kernel(ctx, row_to_f32_kernel<kType>, blocks_for(units, 128), 128,
-      as<const uint8_t>(a.w) + size_t{a.row} * row_bytes, as<float>(a.y), units);
+      as<const uint8_t>(a.w) + size_t{a.row} * row_bytes_of(kType, a.cols), as<float>(a.y), units);
 }
 
 template <DType kType>
