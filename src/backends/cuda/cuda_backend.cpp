@@ -56,13 +56,17 @@ CudaBackend::CudaBackend(const BackendOptions& options) : device_(options.device
     throw DeviceUnavailable(fmt::format("CUDA device {} ({}) has compute capability {}.{}; the kernels need 8.0 or newer",
                                         device_, properties.name, properties.major, properties.minor));
   }
+  // The tuning knobs, all read here, before anything is allocated, so that a
+  // malformed value fails with its name and leaks nothing (src/backends/cuda/README.md).
   // Programmatic dependent launch (compute capability 9.0) is opt-in until it has
   // been measured on a GPU: QWEN35_CUDA_PDL=1 turns it on, and
   // QWEN35_CUDA_PREFETCH_BYTES sets how much of each row a gemv then asks L2 for
-  // before it waits (0: none). See src/backends/cuda/README.md. Read before
-  // anything is allocated, so that a malformed value leaks nothing.
+  // before it waits (0: none). QWEN35_CUDA_GEMV_WARPS (0: the default) and
+  // QWEN35_CUDA_GGUF_EXACT are for sweeps and for the exact path's checks.
   const bool programmatic = properties.major >= 9 && env_number("QWEN35_CUDA_PDL", 0) != 0;
   const uint32_t prefetch_row_bytes = env_number("QWEN35_CUDA_PREFETCH_BYTES", 4096);
+  const uint32_t gemv_wanted_warps = env_number("QWEN35_CUDA_GEMV_WARPS", 0);
+  const bool exact_gguf = env_number("QWEN35_CUDA_GGUF_EXACT", 0) != 0;
   int runtime = 0, driver = 0;
   cuda::check(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
   cuda::check(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
@@ -95,6 +99,8 @@ CudaBackend::CudaBackend(const BackendOptions& options) : device_(options.device
                                  .programmatic_launch = programmatic,
                                  .overlap_previous_kernel = false,
                                  .prefetch_row_bytes = programmatic ? prefetch_row_bytes : 0};
+  if (gemv_wanted_warps != 0) context_.gemv_wanted_warps = gemv_wanted_warps;
+  context_.exact_gguf = exact_gguf;
   if (programmatic) {
     description_ += fmt::format(", programmatic launch, {} B/row prefetch", context_.prefetch_row_bytes);
   }

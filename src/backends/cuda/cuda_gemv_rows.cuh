@@ -5,7 +5,6 @@
 // and the result optionally adds a residual (the fused down projection).
 #pragma once
 
-#include <cstdlib>
 
 #include "cuda_common.cuh"
 #include "cuda_kernels.h"
@@ -156,24 +155,14 @@ __global__ void __launch_bounds__(kGemvThreads)
   }
 }
 
-// Warps a launch aims for before it splits rows between warps. Splitting helps
-// matrices of few, long rows (the 0.8B shape's down and output projections), but
-// each split adds a shared-memory reduction and leaves each warp fewer loads in
-// flight: on an H200 the 9B shape ran fastest at 4096 of 4096..65536 in bf16 and
-// mlx8 (docs/performance.md). QWEN35_CUDA_GEMV_WARPS overrides it for such sweeps.
-inline size_t gemv_wanted_warps() {
-  static const size_t wanted = [] {
-    const char* value = std::getenv("QWEN35_CUDA_GEMV_WARPS");
-    const size_t parsed = value != nullptr ? std::strtoull(value, nullptr, 10) : 0;
-    return parsed > 0 ? parsed : size_t{4096};
-  }();
-  return wanted;
-}
-
-// Warps per row group: up to the wanted warps, as long as every warp gets at
-// least one step of columns; at most the 8 warps of a block.
-inline uint32_t gemv_split(size_t row_groups, uint32_t cols, uint32_t cols_per_thread) {
-  const size_t wanted = gemv_wanted_warps();
+// Warps per row group: up to `wanted` warps in all (LaunchContext::
+// gemv_wanted_warps), as long as every warp gets at least one step of columns;
+// at most the 8 warps of a block. Splitting helps matrices of few, long rows
+// (the 0.8B shape's down and output projections), but each split adds a
+// shared-memory reduction and leaves each warp fewer loads in flight: on an H200
+// the 9B shape ran fastest at 4096 of 4096..65536 in bf16 and mlx8
+// (docs/performance.md). QWEN35_CUDA_GEMV_WARPS sets `wanted` for such sweeps.
+inline uint32_t gemv_split(size_t row_groups, uint32_t cols, uint32_t cols_per_thread, size_t wanted) {
   uint32_t split = 1;
   while (split < kGemvWarps && size_t{2} * split * kWarp * cols_per_thread <= cols && row_groups * split < wanted) {
     split *= 2;
@@ -184,7 +173,7 @@ inline uint32_t gemv_split(size_t row_groups, uint32_t cols, uint32_t cols_per_t
 template <typename Matrix, typename Activation>
 void launch_gemv_rows(const GemvTarget<Matrix>& t, const Activation& act, const LaunchContext& ctx) {
   const size_t row_groups = (size_t{t.rows0} + t.rows1 + kRowsPerWarp - 1) / kRowsPerWarp;
-  const uint32_t split = gemv_split(row_groups, t.m0.cols, Matrix::kColsPerThread);
+  const uint32_t split = gemv_split(row_groups, t.m0.cols, Matrix::kColsPerThread, ctx.gemv_wanted_warps);
   const size_t groups_per_block = kGemvWarps / split;
   launch_kernel(ctx, gemv_rows_kernel<Matrix, Activation>, blocks_for(row_groups, groups_per_block, 1u << 30),
                 kGemvThreads, t, act, split, ctx.prefetch_row_bytes);

@@ -14,9 +14,7 @@
 // decoder's loops have constant trip counts, which nvcc unrolls without being asked).
 #include <cuda_fp16.h>
 
-#include <cstdlib>
 #include <cstring>
-#include <string_view>
 
 #include "cuda_common.cuh"
 #include "cuda_gemv_rows.cuh"
@@ -199,21 +197,13 @@ struct GgufMatrix {
   }
 };
 
-// QWEN35_CUDA_GGUF_EXACT=1 keeps every gemv on the exact decoding, to compare
-// the two paths' speed and to run the conformance checks over the exact one.
-inline bool exact_gemv_forced() {
-  static const bool forced = [] {
-    const char* value = std::getenv("QWEN35_CUDA_GGUF_EXACT");
-    return value != nullptr && std::string_view(value) == "1";
-  }();
-  return forced;
-}
-
-// Whether the fast path can read these weights and activations.
+// Whether the fast path can read these weights and activations: not where
+// QWEN35_CUDA_GGUF_EXACT=1 keeps every gemv on the exact decoding (to compare
+// the two paths' speed and to run the conformance checks over the exact one).
 template <DType kType>
-bool fast_ok(DevicePtr w, const float* x) {
+bool fast_ok(DevicePtr w, const float* x, const LaunchContext& ctx) {
   const bool wide_weight_loads = kType == DType::kQ4_K || kType == DType::kQ5_K;
-  return !exact_gemv_forced() && aligned16(x) &&
+  return !ctx.exact_gguf && aligned16(x) &&
          (wide_weight_loads ? aligned16(as<const void>(w)) : (w.address & 1) == 0);
 }
 
@@ -231,7 +221,7 @@ template <DType kType>
 void gemv(const GemvArgs& a, const LaunchContext& ctx) {
   check_shape<kType>(a.cols);
   const float* x = as<const float>(a.x);
-  with_gguf<kType>(fast_ok<kType>(a.w, x), [&](auto tag) {
+  with_gguf<kType>(fast_ok<kType>(a.w, x, ctx), [&](auto tag) {
     using M = decltype(tag);
     const M m{as<const uint8_t>(a.w), a.cols};
     launch_gemv_rows(GemvTarget<M>{.m0 = m, .m1 = m, .y0 = as<float>(a.y), .y1 = nullptr, .residual = nullptr,
@@ -244,7 +234,7 @@ template <DType kType>
 void gemv_pair(const GemvPairArgs& a, const LaunchContext& ctx) {
   check_shape<kType>(a.cols);
   const float* x = as<const float>(a.x);
-  with_gguf<kType>(fast_ok<kType>(a.w0, x) && fast_ok<kType>(a.w1, x), [&](auto tag) {
+  with_gguf<kType>(fast_ok<kType>(a.w0, x, ctx) && fast_ok<kType>(a.w1, x, ctx), [&](auto tag) {
     using M = decltype(tag);
     launch_gemv_rows(GemvTarget<M>{.m0 = M{as<const uint8_t>(a.w0), a.cols}, .m1 = M{as<const uint8_t>(a.w1), a.cols},
                                    .y0 = as<float>(a.y0), .y1 = as<float>(a.y1), .residual = nullptr,
@@ -257,7 +247,7 @@ template <DType kType>
 void gemv_silu_gate(const GemvSiluGateArgs& a, const LaunchContext& ctx) {
   check_shape<kType>(a.cols);
   const PlainActivation act = silu_gate_activation(as<const float>(a.gate), as<const float>(a.up), a.cols, ctx);
-  with_gguf<kType>(fast_ok<kType>(a.w, act.x), [&](auto tag) {
+  with_gguf<kType>(fast_ok<kType>(a.w, act.x, ctx), [&](auto tag) {
     using M = decltype(tag);
     const M m{as<const uint8_t>(a.w), a.cols};
     launch_gemv_rows(GemvTarget<M>{.m0 = m, .m1 = m, .y0 = as<float>(a.y), .y1 = nullptr,

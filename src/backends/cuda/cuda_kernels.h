@@ -27,6 +27,10 @@ struct LaunchContext {
   bool programmatic_launch = false;     // the device and the options allow PDL
   bool overlap_previous_kernel = false;  // PDL, and the stream's last operation is a kernel
   uint32_t prefetch_row_bytes = 0;       // gemvs ask L2 for this much of each row before they wait
+  // Warps a gemv launch aims for before it splits rows between warps
+  // (cuda_gemv_rows.cuh: gemv_split; QWEN35_CUDA_GEMV_WARPS).
+  uint32_t gemv_wanted_warps = 4096;
+  bool exact_gguf = false;  // every GGUF gemv on the exact decoding (QWEN35_CUDA_GGUF_EXACT=1)
 
   // The context for a launcher's second kernel, which follows its first.
   LaunchContext after_kernel() const {
