@@ -252,9 +252,8 @@ KvRows fp8_rows(size_t rows, size_t heads, size_t n, uint32_t seed) {
   return r;
 }
 
-// Every query head reads its KV head's slice. Prefetching 5 rows on, and
-// companion rows 4 on, asks for lines past the rows, which must change
-// nothing. FP8 rows (slices of a multiple of 16 values) are decoded as they
+// Every query head reads its KV head's slice. Prefetching 5 rows on asks for
+// lines past the rows, which must change nothing. FP8 rows (slices of a multiple of 16 values) are decoded as they
 // are read.
 TEST_P(Simd, AttentionKernelsReadEachRowForEveryQueryHead) {
   for (size_t format = 0; format <= std::size(kTypes); ++format) {
@@ -269,10 +268,9 @@ TEST_P(Simd, AttentionKernelsReadEachRowForEveryQueryHead) {
           const size_t score_stride = rows + 2, acc_stride = n + 2;
           const auto seed = static_cast<uint32_t>(n + heads);
           const KvRows r = fp8 ? fp8_rows(rows, heads, n, seed) : plain_rows(kTypes[format], rows, heads, n, seed);
-          const std::byte* companion = r.bytes.data() + 4 * r.row_bytes;
           const simd::KvBlock block{.rows = r.bytes.data(), .type = r.type, .row_stride = r.row_stride,
                                     .n_rows = rows, .n_heads = heads, .head_dim = n, .group = group,
-                                    .prefetch_rows = 5, .companion_rows = companion, .fp8 = fp8};
+                                    .prefetch_rows = 5, .fp8 = fp8};
           const auto slice = [&](size_t b, size_t j) { return &r.exact[b * r.exact_stride + (j / group) * n]; };
           const auto q = random_floats(queries * n, 9);
           std::vector<float> scores(queries * score_stride, std::nanf(""));

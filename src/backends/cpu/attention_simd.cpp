@@ -234,32 +234,16 @@ constexpr bool kManyRegisters = !(HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SS
 constexpr size_t kScoreRows = kManyRegisters ? 4 : 1;
 
 // Asks for `lines` lines from `offset` bytes past `rows`, in address order,
-// per_step at each call, and after each whole row of them the same row of
-// the companion rows (if any) whole: the order in which one row at a time
-// asked for them, which DRAM answered fastest here. (The same lines asked
-// for row by row across a pass of 4 rows, or with K and V lines alternating,
-// took 20-40% longer from DRAM.) Offsets rather than pointers: the rows
-// asked for may lie past the cache's end.
+// per_step at each call. (The same lines asked for row by row across a pass
+// of 4 rows took 20-40% longer from DRAM.) Offsets rather than pointers: the
+// rows asked for may lie past the cache's end.
 struct OrderedPrefetch {
   const void* rows;
-  const void* companion;
-  size_t companion_rows;  // still to ask for: 0 without companion rows
-  size_t offset, companion_offset, row_bytes, lines, per_step;
-  size_t next = 0;       // the next line
-  size_t row_start = 0;  // bytes from offset to the current row
+  size_t offset, lines, per_step;
+  size_t next = 0;  // the next line
   void operator()() {
     const size_t end = std::min(lines, next + per_step);
-    for (; next < end; ++next) {
-      cpu::prefetch_past(rows, offset + 64 * next);
-      // Each row whose last line this was (a line may end several short rows).
-      while (companion_rows > 0 && 64 * (next + 1) >= row_start + row_bytes) {
-        for (size_t line = 0; line < row_bytes; line += 64) {
-          cpu::prefetch_past(companion, companion_offset + row_start + line);
-        }
-        row_start += row_bytes;
-        --companion_rows;
-      }
-    }
+    for (; next < end; ++next) cpu::prefetch_past(rows, offset + 64 * next);
   }
 };
 
@@ -389,9 +373,7 @@ HWY_INLINE void score_rows(const Rows& rows, const KvBlock& k, size_t b, size_t 
   const size_t lines = (R * row_bytes + 63) / 64;
   // Prefetching calls: one per two vectors of a slice, for each head's slices.
   const size_t steps = k.n_heads * std::max<size_t>(1, k.head_dim / (2 * hn::Lanes(DF())));
-  OrderedPrefetch prefetch{.rows = rows.row_address(b), .companion = k.companion_rows,
-                           .companion_rows = k.companion_rows != nullptr ? R : 0, .offset = prefetch_bytes,
-                           .companion_offset = b * row_bytes, .row_bytes = row_bytes, .lines = lines,
+  OrderedPrefetch prefetch{.rows = rows.row_address(b), .offset = prefetch_bytes, .lines = lines,
                            .per_step = (lines + steps - 1) / steps};
   for (size_t g = 0; g < k.n_heads; ++g) {
     decltype(rows.slice(0, 0)) slices[R];

@@ -4,10 +4,11 @@
 // own share in order, then halves of what another has left. A piece is read
 // by one thread, every query head over it, each cached K and V row once and
 // in order (the hardware prefetchers follow that; one KV head's slice of each
-// row, a row apart, they did not), with a blockwise online softmax (running
-// max, sum, weighted V); the pieces are merged in order at the end, so the
-// result does not depend on which thread took which. Scratch grows with the
-// thread count, never with the context length. FP8 caches are decoded in
+// row, a row apart, they did not): all its K rows scored, a softmax, all its
+// V rows weighted. The pieces are merged in order at the end, so the result
+// does not depend on which thread took which. The merge's scratch grows with
+// the thread count; each thread's scores are a piece's (a 32nd of the context
+// on two threads: 256 KB at 262144 positions). FP8 caches are decoded in
 // registers as the SIMD kernels read them.
 #include <algorithm>
 #include <cmath>
@@ -62,7 +63,7 @@ simd::KvBlock kv_block(DevicePtr cache, const AttentionDecodeArgs& a, uint32_t t
   return block;
 }
 
-// Positions scored together before one softmax rescale.
+// Positions per call of the SIMD kernels, and the unit of the pieces.
 constexpr uint32_t kBlock = 32;
 
 // How far ahead (positions) a block asks for rows: two blocks. One block
@@ -79,13 +80,21 @@ constexpr uint32_t kPrefetchDistance = 2 * kBlock;
 // are shared too (the scheduler keeps a few rows on one thread only when light).
 constexpr uint32_t kPiecesPerThread = 16;
 
-// Every query head over the pieces of positions [t_begin, t_end), a block of
-// positions at a time. Each cached row is read once, in order, for all the
-// query heads (a KV head's slice for the query heads sharing it). Writes, per
-// piece and query head h, at its slots + h * (head_dim + 2): the unnormalised
-// output (head_dim floats), then the running max and sum. Blocks ask for the
-// next block's rows, across pieces: the thread that reads a piece usually
-// reads the next one too.
+// Every query head over the pieces of positions [t_begin, t_end), a piece at
+// a time: all its K rows scored, one softmax per query head, then all its V
+// rows weighted. Each cached row is read once, in order, for all the query
+// heads (a KV head's slice for the query heads sharing it), the K rows of a
+// piece as one stream and then its V rows as another; each block of rows asks
+// for the rows kPrefetchDistance on in its own cache, across pieces (the
+// thread that reads a piece usually reads the next one too). Writes, per piece
+// and query head h, at its slots + h * (head_dim + 2): the unnormalised output
+// (head_dim floats), then the piece's max and sum.
+// Until the thirty-sixth session a piece went a block at a time, scoring the
+// block (and asking for the V rows two blocks on as it did), an online
+// softmax step, then the block's values: the K and V streams took turns every
+// 32 KB. Whole pieces read 4096 positions of a bf16 cache from DRAM in
+// 243-248 us against 276-333, 32768 in 1.67-1.94 ms against 1.95-2.11 (two
+// threads, alternating, three rounds); fp8 and 256 positions the same.
 template <typename E>
 void attend_pieces(const AttentionDecodeArgs& a, uint32_t t_begin, uint32_t t_end, uint32_t seq_len,
                    uint32_t piece_len, float* slots) {
@@ -93,48 +102,31 @@ void attend_pieces(const AttentionDecodeArgs& a, uint32_t t_begin, uint32_t t_en
   const size_t stride = hd + 2;  // per query head: acc[hd], max, sum
   const size_t piece_floats = size_t{a.n_heads_q} * stride;
   const float* q = host_ptr<const float>(a.q);
-  thread_local std::vector<float> scores;  // [n_heads_q, kBlock]: one contiguous row per query head
-  scores.resize(size_t{kBlock} * a.n_heads_q);
-  for (uint32_t t0 = t_begin; t0 < t_end; t0 += kBlock) {
-    float* piece_slots = slots + size_t{t0 / piece_len} * piece_floats;
-    if (t0 % piece_len == 0) {
-      // One fill for all the heads: a fill per head (8 per piece) spent 5% of
-      // 256-position attention starting and stopping.
-      std::fill(piece_slots, piece_slots + piece_floats, 0.0f);
-      for (uint32_t h = 0; h < a.n_heads_q; ++h) piece_slots[h * stride + hd] = -INFINITY;
-    }
-    const uint32_t n = std::min(kBlock, seq_len - t0);
-    // Each block asks for the rows kPrefetchDistance on as it reads its own,
-    // spread over the block: a burst of 32 KB of prefetches filled the miss
-    // queue and stalled on it.
+  thread_local std::vector<float> scores;  // [n_heads_q, piece_len]: one contiguous row per query head
+  scores.resize(size_t{piece_len} * a.n_heads_q);
+  // Rows [t0, t0 + kBlock) of a cache, clipped to the piece, asking for those kPrefetchDistance on.
+  const auto block = [&](DevicePtr cache, uint32_t t0, uint32_t p_end) {
     const uint32_t prefetch = t0 + kPrefetchDistance < seq_len ? kPrefetchDistance : 0;
-    simd::KvBlock k_block = kv_block<E>(a.k_cache, a, t0, n, prefetch);
-    // Scoring also asks for those positions' V rows, each after its K row, in
-    // address order (attention_simd.cpp's OrderedPrefetch). The value pass
-    // reads a block a few columns of every row at a time, and its own
-    // prefetches, in that order, left it reading DRAM at ~10 GB/s; it keeps
-    // them, as without them the lines (evicted from L1 by the K rows
-    // meanwhile) came later. 4096 positions from DRAM: 720-840 -> 510-640 us
-    // when scoring first read the cache in address order (eleventh session).
-    if (prefetch) k_block.companion_rows = kv_row<E>(a.v_cache, a, t0 + kPrefetchDistance);
-    simd::attention_scores(k_block, q, scores.data(), kBlock);
-    for (uint32_t h = 0; h < a.n_heads_q; ++h) {
-      float* acc = piece_slots + h * stride;
-      float& max = acc[hd];
-      float& sum = acc[hd + 1];
-      float* s = &scores[size_t{h} * kBlock];
-      const float block_max = simd::max_value(s, n) * a.scale;  // scale > 0 keeps the largest score largest
-      if (block_max > max) {
-        if (max != -INFINITY) {  // on a piece's first block, acc and sum are still zero
-          const float keep = std::exp(max - block_max);
-          sum *= keep;
-          simd::scale_add(simd::WeightType::kF32, acc, keep, 0.0f, acc, hd);
-        }
-        max = block_max;
-      }
-      sum += simd::exp_shifted(s, n, a.scale, max);
+    return kv_block<E>(cache, a, t0, std::min(kBlock, p_end - t0), prefetch);
+  };
+  for (uint32_t p0 = t_begin; p0 < t_end; p0 += piece_len) {
+    const uint32_t p_end = std::min(t_end, p0 + piece_len), n = p_end - p0;
+    for (uint32_t t0 = p0; t0 < p_end; t0 += kBlock) {
+      simd::attention_scores(block(a.k_cache, t0, p_end), q, scores.data() + (t0 - p0), piece_len);
     }
-    simd::attention_values(kv_block<E>(a.v_cache, a, t0, n, prefetch), scores.data(), kBlock, piece_slots, stride);
+    float* piece_slots = slots + size_t{p0 / piece_len} * piece_floats;
+    // One fill for all the heads: a fill per head (8 per piece) spent 5% of
+    // 256-position attention starting and stopping.
+    std::fill(piece_slots, piece_slots + piece_floats, 0.0f);
+    for (uint32_t h = 0; h < a.n_heads_q; ++h) {
+      float* s = &scores[size_t{h} * piece_len];
+      const float max = simd::max_value(s, n) * a.scale;  // scale > 0 keeps the largest score largest
+      piece_slots[h * stride + hd] = max;
+      piece_slots[h * stride + hd + 1] = simd::exp_shifted(s, n, a.scale, max);
+    }
+    for (uint32_t t0 = p0; t0 < p_end; t0 += kBlock) {
+      simd::attention_values(block(a.v_cache, t0, p_end), scores.data() + (t0 - p0), piece_len, piece_slots, stride);
+    }
   }
 }
 

@@ -70,10 +70,6 @@ struct KvBlock {
   WeightType type;
   size_t row_stride, n_rows, n_heads, head_dim, group;
   size_t prefetch_rows;
-  // Scoring only, null for none: rows of the same stride and type (the V
-  // cache's, a block on) whose row b is prefetched whole as row b is scored,
-  // so that they are asked for in address order.
-  const void* companion_rows = nullptr;
   // True for rows in the fp8 KV-cache format (`type` unused): n_heads *
   // head_dim E4M3 codes, then a BF16 scale per 16 of them; row_stride counts
   // bytes, and head_dim is a multiple of 16. Decoded in registers as read.
