@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -103,6 +104,45 @@ TEST(CpuBackend, AttentionGivesTheSameBitsHoweverTheThreadsSplitIt) {
     ASSERT_TRUE(std::any_of(results[0].begin(), results[0].end(), [](float x) { return x != 0.0f; }));
     for (size_t run = 1; run < results.size(); ++run) {
       ASSERT_TRUE(same_bits(results[run], results[0])) << seq_len << " positions, run " << run;
+    }
+  }
+}
+
+// Long contexts put several blocks of 32 positions in a piece, each piece
+// scored whole before its softmax: the output is the plain softmax-weighted
+// sum, in double here, with pieces of 6 blocks on one thread (3001 positions:
+// the last piece, and its last block, partial) and of 2 on three threads.
+TEST(CpuBackend, LongContextAttentionIsThePlainSoftmax) {
+  constexpr uint32_t kHeadsQ = 8, kHeadsKv = 2, kHeadDim = 64;
+  constexpr double kScale = 0.125;
+  for (unsigned threads : {1u, 3u}) {
+    CpuBackend cpu(BackendOptions{.threads = threads});
+    for (uint32_t seq_len : {3001u, 1000u}) {
+      SCOPED_TRACE(::testing::Message() << threads << " threads, " << seq_len << " positions");
+      const std::vector<float> out = attention_runs(cpu, seq_len, 1)[0];
+      // attention_runs' inputs, made again.
+      const size_t cache_floats = size_t{seq_len} * kHeadsKv * kHeadDim;
+      const auto q = testing::random_floats(kHeadsQ * kHeadDim, 1, -2, 2);
+      const auto k = testing::random_floats(cache_floats, 2, -2, 2);
+      const auto v = testing::random_floats(cache_floats, 3);
+      for (uint32_t h = 0; h < kHeadsQ; ++h) {
+        const size_t slice = size_t{h / (kHeadsQ / kHeadsKv)} * kHeadDim;
+        std::vector<double> scores(seq_len);
+        for (uint32_t t = 0; t < seq_len; ++t) {
+          double dot = 0;
+          for (uint32_t i = 0; i < kHeadDim; ++i) dot += double{q[h * kHeadDim + i]} * k[t * kHeadsKv * kHeadDim + slice + i];
+          scores[t] = kScale * dot;
+        }
+        const double max = *std::max_element(scores.begin(), scores.end());
+        double total = 0;
+        for (double& s : scores) total += s = std::exp(s - max);
+        for (uint32_t i = 0; i < kHeadDim; ++i) {
+          double expected = 0;
+          for (uint32_t t = 0; t < seq_len; ++t) expected += scores[t] * v[t * kHeadsKv * kHeadDim + slice + i];
+          expected /= total;
+          ASSERT_NEAR(out[h * kHeadDim + i], expected, 1e-5) << "head " << h << " element " << i;
+        }
+      }
     }
   }
 }
