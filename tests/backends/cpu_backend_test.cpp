@@ -108,16 +108,18 @@ TEST(CpuBackend, AttentionGivesTheSameBitsHoweverTheThreadsSplitIt) {
   }
 }
 
-// Long contexts put several blocks of 32 positions in a piece, each piece
-// scored whole before its softmax: the output is the plain softmax-weighted
-// sum, in double here, with pieces of 6 blocks on one thread (3001 positions:
-// the last piece, and its last block, partial) and of 2 on three threads.
+// Long contexts put several blocks of 32 positions in a piece, scored in runs
+// of up to 32 blocks between the steps of an online softmax: the output is
+// the plain softmax-weighted sum, in double here. On one thread 3001
+// positions make pieces of 6 blocks (the last piece, and its last block,
+// partial) and 20000 pieces of 40 blocks, each two runs (32 and 8 blocks);
+// on three threads pieces of 2 and 14 blocks.
 TEST(CpuBackend, LongContextAttentionIsThePlainSoftmax) {
   constexpr uint32_t kHeadsQ = 8, kHeadsKv = 2, kHeadDim = 64;
   constexpr double kScale = 0.125;
   for (unsigned threads : {1u, 3u}) {
     CpuBackend cpu(BackendOptions{.threads = threads});
-    for (uint32_t seq_len : {3001u, 1000u}) {
+    for (uint32_t seq_len : {3001u, 1000u, 20000u}) {
       SCOPED_TRACE(::testing::Message() << threads << " threads, " << seq_len << " positions");
       const std::vector<float> out = attention_runs(cpu, seq_len, 1)[0];
       // attention_runs' inputs, made again.

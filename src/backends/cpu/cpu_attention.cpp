@@ -4,12 +4,12 @@
 // own share in order, then halves of what another has left. A piece is read
 // by one thread, every query head over it, each cached K and V row once and
 // in order (the hardware prefetchers follow that; one KV head's slice of each
-// row, a row apart, they did not): all its K rows scored, a softmax, all its
-// V rows weighted. The pieces are merged in order at the end, so the result
-// does not depend on which thread took which. The merge's scratch grows with
-// the thread count; each thread's scores are a piece's (a 32nd of the context
-// on two threads: 256 KB at 262144 positions). FP8 caches are decoded in
-// registers as the SIMD kernels read them.
+// row, a row apart, they did not), in runs of up to 32 blocks: a run's K
+// rows scored, a step of an online softmax, the run's V rows weighted. The
+// pieces are merged in order at the end, so the result does not depend on
+// which thread took which. Scratch grows with the thread count, never with
+// the context length. FP8 caches are decoded in registers as the SIMD
+// kernels read them.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -80,21 +80,27 @@ constexpr uint32_t kPrefetchDistance = 2 * kBlock;
 // are shared too (the scheduler keeps a few rows on one thread only when light).
 constexpr uint32_t kPiecesPerThread = 16;
 
-// Every query head over the pieces of positions [t_begin, t_end), a piece at
-// a time: all its K rows scored, one softmax per query head, then all its V
-// rows weighted. Each cached row is read once, in order, for all the query
-// heads (a KV head's slice for the query heads sharing it), the K rows of a
-// piece as one stream and then its V rows as another; each block of rows asks
-// for the rows kPrefetchDistance on in its own cache, across pieces (the
-// thread that reads a piece usually reads the next one too). Writes, per piece
-// and query head h, at its slots + h * (head_dim + 2): the unnormalised output
-// (head_dim floats), then the piece's max and sum.
-// Until the thirty-sixth session a piece went a block at a time, scoring the
-// block (and asking for the V rows two blocks on as it did), an online
-// softmax step, then the block's values: the K and V streams took turns every
-// 32 KB. Whole pieces read 4096 positions of a bf16 cache from DRAM in
-// 243-248 us against 276-333, 32768 in 1.67-1.94 ms against 1.95-2.11 (two
-// threads, alternating, three rounds); fp8 and 256 positions the same.
+// Positions scored whole before a softmax step: a piece's, up to 32 blocks
+// (32 KB of scores per thread with 8 query heads), so that no scratch grows
+// with the context. Pieces reach that length at 32768 positions on two threads.
+constexpr uint32_t kRunMax = 32 * kBlock;
+
+// Every query head over the pieces of positions [t_begin, t_end), a run of up
+// to kRunMax positions at a time: all its K rows scored, a softmax step per
+// query head (running max and sum, the accumulators rescaled when the max
+// rises), then all its V rows weighted. Each cached row is read once, in
+// order, for all the query heads (a KV head's slice for the query heads
+// sharing it), the K rows of a run as one stream and then its V rows as
+// another; each block of rows asks for the rows kPrefetchDistance on in its
+// own cache, across runs and pieces (the thread that reads a piece usually
+// reads the next one too). Writes, per piece and query head h, at its slots +
+// h * (head_dim + 2): the unnormalised output (head_dim floats), then the
+// running max and sum.
+// Until the thirty-sixth session the runs were single blocks, and scoring a
+// block also asked for the V rows two blocks on: the K and V streams took
+// turns every 32 KB. Whole runs read 4096 positions of a bf16 cache from DRAM
+// in 222-247 us against 268-297, 32768 in 1.56-1.82 ms against 1.91-2.16 (two
+// threads, alternating, three rounds); fp8 the same (docs/performance.md).
 template <typename E>
 void attend_pieces(const AttentionDecodeArgs& a, uint32_t t_begin, uint32_t t_end, uint32_t seq_len,
                    uint32_t piece_len, float* slots) {
@@ -102,30 +108,46 @@ void attend_pieces(const AttentionDecodeArgs& a, uint32_t t_begin, uint32_t t_en
   const size_t stride = hd + 2;  // per query head: acc[hd], max, sum
   const size_t piece_floats = size_t{a.n_heads_q} * stride;
   const float* q = host_ptr<const float>(a.q);
-  thread_local std::vector<float> scores;  // [n_heads_q, piece_len]: one contiguous row per query head
-  scores.resize(size_t{piece_len} * a.n_heads_q);
-  // Rows [t0, t0 + kBlock) of a cache, clipped to the piece, asking for those kPrefetchDistance on.
-  const auto block = [&](DevicePtr cache, uint32_t t0, uint32_t p_end) {
+  const uint32_t run_len = std::min(piece_len, kRunMax);
+  thread_local std::vector<float> scores;  // [n_heads_q, run_len]: one contiguous row per query head
+  scores.resize(size_t{run_len} * a.n_heads_q);
+  // Rows [t0, t0 + kBlock) of a cache, clipped at `end`, asking for those kPrefetchDistance on.
+  const auto block = [&](DevicePtr cache, uint32_t t0, uint32_t end) {
     const uint32_t prefetch = t0 + kPrefetchDistance < seq_len ? kPrefetchDistance : 0;
-    return kv_block<E>(cache, a, t0, std::min(kBlock, p_end - t0), prefetch);
+    return kv_block<E>(cache, a, t0, std::min(kBlock, end - t0), prefetch);
   };
   for (uint32_t p0 = t_begin; p0 < t_end; p0 += piece_len) {
-    const uint32_t p_end = std::min(t_end, p0 + piece_len), n = p_end - p0;
-    for (uint32_t t0 = p0; t0 < p_end; t0 += kBlock) {
-      simd::attention_scores(block(a.k_cache, t0, p_end), q, scores.data() + (t0 - p0), piece_len);
-    }
+    const uint32_t p_end = std::min(t_end, p0 + piece_len);
     float* piece_slots = slots + size_t{p0 / piece_len} * piece_floats;
     // One fill for all the heads: a fill per head (8 per piece) spent 5% of
     // 256-position attention starting and stopping.
     std::fill(piece_slots, piece_slots + piece_floats, 0.0f);
-    for (uint32_t h = 0; h < a.n_heads_q; ++h) {
-      float* s = &scores[size_t{h} * piece_len];
-      const float max = simd::max_value(s, n) * a.scale;  // scale > 0 keeps the largest score largest
-      piece_slots[h * stride + hd] = max;
-      piece_slots[h * stride + hd + 1] = simd::exp_shifted(s, n, a.scale, max);
-    }
-    for (uint32_t t0 = p0; t0 < p_end; t0 += kBlock) {
-      simd::attention_values(block(a.v_cache, t0, p_end), scores.data() + (t0 - p0), piece_len, piece_slots, stride);
+    for (uint32_t h = 0; h < a.n_heads_q; ++h) piece_slots[h * stride + hd] = -INFINITY;
+    for (uint32_t r0 = p0; r0 < p_end; r0 += run_len) {
+      const uint32_t r_end = std::min(p_end, r0 + run_len), n = r_end - r0;
+      for (uint32_t t0 = r0; t0 < r_end; t0 += kBlock) {
+        simd::attention_scores(block(a.k_cache, t0, r_end), q, scores.data() + (t0 - r0), run_len);
+      }
+      for (uint32_t h = 0; h < a.n_heads_q; ++h) {
+        float* acc = piece_slots + h * stride;
+        float& max = acc[hd];
+        float& sum = acc[hd + 1];
+        float* s = &scores[size_t{h} * run_len];
+        const float run_max = simd::max_value(s, n) * a.scale;  // scale > 0 keeps the largest score largest
+        if (run_max > max) {
+          if (max != -INFINITY) {  // on a piece's first run, acc and sum are still zero
+            const float keep = std::exp(max - run_max);
+            sum *= keep;
+            simd::scale_add(simd::WeightType::kF32, acc, keep, 0.0f, acc, hd);
+          }
+          max = run_max;
+        }
+        sum += simd::exp_shifted(s, n, a.scale, max);
+      }
+      for (uint32_t t0 = r0; t0 < r_end; t0 += kBlock) {
+        simd::attention_values(block(a.v_cache, t0, r_end), scores.data() + (t0 - r0), run_len, piece_slots,
+                               stride);
+      }
     }
   }
 }
