@@ -57,20 +57,31 @@ TEST(CpuBackend, ProfileCountsTheWaitForThePoolsThreads) {
   EXPECT_TRUE(cpu.profile().empty());
 }
 
-// Decode attention over seq_len positions of random f32 caches (the same for
-// every backend), launched `runs` times: the output of each launch.
-std::vector<std::vector<float>> attention_runs(CpuBackend& cpu, uint32_t seq_len, int runs) {
+// The shape of attention_runs' launches.
+constexpr uint32_t kHeadsQ = 8, kHeadsKv = 2, kHeadDim = 64;
+constexpr float kAttentionScale = 0.125f;
+
+// attention_runs' query and f32 caches over seq_len positions (the same for every backend).
+struct AttentionInputs {
+  std::vector<float> q, k, v;
+};
+AttentionInputs attention_inputs(uint32_t seq_len) {
   using testing::random_floats;
-  constexpr uint32_t kHeadsQ = 8, kHeadsKv = 2, kHeadDim = 64;
+  const size_t cache_floats = size_t{seq_len} * kHeadsKv * kHeadDim;
+  return {random_floats(kHeadsQ * kHeadDim, 1, -2, 2), random_floats(cache_floats, 2, -2, 2),
+          random_floats(cache_floats, 3)};
+}
+
+// Decode attention over seq_len positions of attention_inputs(seq_len),
+// launched `runs` times: the output of each launch.
+std::vector<std::vector<float>> attention_runs(CpuBackend& cpu, uint32_t seq_len, int runs) {
   const auto buffer = [&](const std::vector<float>& values) {
     DeviceBuffer b(cpu, values.size() * sizeof(float));
     cpu.upload(b.ptr(), values.data(), values.size() * sizeof(float), cpu.default_stream());
     return b;
   };
-  const size_t cache_floats = size_t{seq_len} * kHeadsKv * kHeadDim;
-  const DeviceBuffer q = buffer(random_floats(kHeadsQ * kHeadDim, 1, -2, 2));
-  const DeviceBuffer k = buffer(random_floats(cache_floats, 2, -2, 2));
-  const DeviceBuffer v = buffer(random_floats(cache_floats, 3));
+  const AttentionInputs inputs = attention_inputs(seq_len);
+  const DeviceBuffer q = buffer(inputs.q), k = buffer(inputs.k), v = buffer(inputs.v);
   DeviceBuffer out(cpu, kHeadsQ * kHeadDim * sizeof(float)), step(cpu, sizeof(DecodeStepParams));
   const DecodeStepParams params{.position = seq_len - 1, .cache_pos = seq_len - 1, .seq_len = seq_len, .reserved = 0};
   cpu.upload(step.ptr(), &params, sizeof(params), cpu.default_stream());
@@ -80,7 +91,7 @@ std::vector<std::vector<float>> attention_runs(CpuBackend& cpu, uint32_t seq_len
     launch(cpu, attention,
            AttentionDecodeArgs{.q = q.ptr(), .k_cache = k.ptr(), .v_cache = v.ptr(), .step = step.ptr(),
                                .out = out.ptr(), .n_heads_q = kHeadsQ, .n_heads_kv = kHeadsKv,
-                               .head_dim = kHeadDim, .scale = 0.125f},
+                               .head_dim = kHeadDim, .scale = kAttentionScale},
            cpu.default_stream());
     std::vector<float>& result = results.emplace_back(kHeadsQ * kHeadDim);
     cpu.download(result.data(), out.ptr(), result.size() * sizeof(float), cpu.default_stream());
@@ -115,25 +126,21 @@ TEST(CpuBackend, AttentionGivesTheSameBitsHoweverTheThreadsSplitIt) {
 // partial) and 20000 pieces of 40 blocks, each two runs (32 and 8 blocks);
 // on three threads pieces of 2 and 14 blocks.
 TEST(CpuBackend, LongContextAttentionIsThePlainSoftmax) {
-  constexpr uint32_t kHeadsQ = 8, kHeadsKv = 2, kHeadDim = 64;
-  constexpr double kScale = 0.125;
   for (unsigned threads : {1u, 3u}) {
     CpuBackend cpu(BackendOptions{.threads = threads});
     for (uint32_t seq_len : {3001u, 1000u, 20000u}) {
       SCOPED_TRACE(::testing::Message() << threads << " threads, " << seq_len << " positions");
       const std::vector<float> out = attention_runs(cpu, seq_len, 1)[0];
-      // attention_runs' inputs, made again.
-      const size_t cache_floats = size_t{seq_len} * kHeadsKv * kHeadDim;
-      const auto q = testing::random_floats(kHeadsQ * kHeadDim, 1, -2, 2);
-      const auto k = testing::random_floats(cache_floats, 2, -2, 2);
-      const auto v = testing::random_floats(cache_floats, 3);
+      const auto [q, k, v] = attention_inputs(seq_len);
       for (uint32_t h = 0; h < kHeadsQ; ++h) {
         const size_t slice = size_t{h / (kHeadsQ / kHeadsKv)} * kHeadDim;
         std::vector<double> scores(seq_len);
         for (uint32_t t = 0; t < seq_len; ++t) {
           double dot = 0;
-          for (uint32_t i = 0; i < kHeadDim; ++i) dot += double{q[h * kHeadDim + i]} * k[t * kHeadsKv * kHeadDim + slice + i];
-          scores[t] = kScale * dot;
+          for (uint32_t i = 0; i < kHeadDim; ++i) {
+            dot += double{q[h * kHeadDim + i]} * k[t * kHeadsKv * kHeadDim + slice + i];
+          }
+          scores[t] = double{kAttentionScale} * dot;
         }
         const double max = *std::max_element(scores.begin(), scores.end());
         double total = 0;

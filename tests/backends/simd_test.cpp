@@ -253,8 +253,8 @@ KvRows fp8_rows(size_t rows, size_t heads, size_t n, uint32_t seed) {
 }
 
 // Every query head reads its KV head's slice. Prefetching 5 rows on asks for
-// lines past the rows, which must change nothing. FP8 rows (slices of a multiple of 16 values) are decoded as they
-// are read.
+// lines past the rows, which must change nothing. FP8 rows (slices of a
+// multiple of 16 values) are decoded as they are read.
 TEST_P(Simd, AttentionKernelsReadEachRowForEveryQueryHead) {
   for (size_t format = 0; format <= std::size(kTypes); ++format) {
     const bool fp8 = format == std::size(kTypes);  // after the plain types

@@ -5,7 +5,6 @@
 // and the result optionally adds a residual (the fused down projection).
 #pragma once
 
-
 #include "cuda_common.cuh"
 #include "cuda_kernels.h"
 #include "cuda_launch.cuh"
