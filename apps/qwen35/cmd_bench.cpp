@@ -31,7 +31,46 @@ struct BenchOptions {
   double probe_gib = 0;  // 0: 1 GiB of host memory, 4 GiB of device memory
   bool json = false;
   bool profile = false;
+  std::string ab;  // KNOB=VALUE: each repeat runs the backend's defaults and then the knob set, in turn
 };
+
+// --ab's setting: knobs and their values.
+struct TuningAb {
+  std::string text;  // as given
+  std::vector<std::pair<std::string, int64_t>> knobs;
+
+  void apply(qwen35::GpuBackend& gpu) const {
+    for (const auto& [knob, value] : knobs) gpu.set_tuning(knob, value);
+  }
+  void reset(qwen35::GpuBackend& gpu) const {
+    for (const auto& [knob, value] : knobs) gpu.set_tuning(knob, 0);
+  }
+};
+
+// "KNOB=VALUE[,KNOB=VALUE...]".
+std::optional<TuningAb> parse_ab(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  TuningAb ab{.text = text, .knobs = {}};
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t comma = std::min(text.find(',', begin), text.size());
+    const std::string item = text.substr(begin, comma - begin);
+    const size_t equals = item.find('=');
+    if (equals == std::string::npos || equals == 0) qwen35::fail("--ab wants KNOB=VALUE[,KNOB=VALUE...], not '{}'", text);
+    const std::string value = item.substr(equals + 1);
+    size_t used = 0;
+    int64_t number = 0;
+    try {
+      number = std::stoll(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != value.size()) qwen35::fail("--ab '{}': the value '{}' is not a whole number", text, value);
+    ab.knobs.emplace_back(item.substr(0, equals), number);
+    begin = comma + 1;
+  }
+  return ab;
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -77,9 +116,16 @@ void run_bench(BenchOptions options) {
     fail("unknown --preset '{}' (available: {})", options.model.preset, Qwen35ForwardConfig::kPresetNames);
   }
   set_preset_weights(options.dtype, options.model);
-  options.model.context = options.context + options.tokens * (options.repeats + 1) + 1;
+  const std::optional<TuningAb> ab = parse_ab(options.ab);
+  if (ab && options.profile) fail("--ab and --profile together would add up both settings' kernel times");
+  const uint32_t runs = static_cast<uint32_t>(options.repeats) * (ab ? 2 : 1);
+  options.model.context = options.context + options.tokens * (runs + 1) + 1;
   app::LoadedModel loaded = app::load_model(options.model);
   GpuBackend& gpu = *loaded.backend;
+  if (ab) {  // refused here, before the probe and the warm-up, if the backend lacks the knob or the value
+    ab->apply(gpu);
+    ab->reset(gpu);
+  }
   const bool host_memory = gpu.name() == "cpu" || gpu.name() == "reference";
 
   // The probe runs between the timed repeats, so that each repeat's achieved
@@ -108,21 +154,52 @@ void run_bench(BenchOptions options) {
   for (int i = 0; i < 2; ++i) session.decode(token);  // warm-up: page in weights, spin up threads
   const size_t weight_bytes = loaded.model->weight_bytes_per_token();
   std::vector<double> tok_per_s, read_gbps, fractions;
+  std::vector<double> tuned_tok_per_s, tuned_fractions, tuned_ratios;  // --ab's second setting
   app::StealMeter steal_meter;
   size_t state_bytes = 0;
-  for (int r = 0; r < options.repeats; ++r) {
-    if (measure_read) read_gbps.push_back(measure_read());
-    if (options.profile && r == options.repeats - 1) gpu.set_profiling(true);
-    const std::optional<app::CpuTicks> ticks_before = app::read_cpu_ticks();
+  // One timed run of options.tokens tokens: tok/s.
+  const auto decode_tokens = [&] {
     const auto start = Clock::now();
     for (uint32_t t = 0; t < options.tokens; ++t) {
       if (t == options.tokens / 2) state_bytes = session.state_bytes_per_token();
       const auto logits = session.decode(token);
       token = static_cast<int32_t>(argmax(logits));
     }
-    tok_per_s.push_back(options.tokens / std::chrono::duration<double>(Clock::now() - start).count());
+    return options.tokens / std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  const auto fraction_of = [&](double tps) {
+    return tps * static_cast<double>(weight_bytes + state_bytes) / 1e9 / read_gbps.back();
+  };
+  for (int r = 0; r < options.repeats; ++r) {
+    if (measure_read) read_gbps.push_back(measure_read());
+    if (options.profile && r == options.repeats - 1) gpu.set_profiling(true);
+    const std::optional<app::CpuTicks> ticks_before = app::read_cpu_ticks();
+    if (ab) {
+      // The two settings take turns going first, so that a drift of the
+      // machine's speed during a pair favours neither.
+      const auto tuned = [&] {
+        ab->apply(gpu);
+        const double tps = decode_tokens();
+        ab->reset(gpu);
+        return tps;
+      };
+      double defaults = 0, knob_set = 0;
+      if (r % 2 == 0) {
+        defaults = decode_tokens();
+        knob_set = tuned();
+      } else {
+        knob_set = tuned();
+        defaults = decode_tokens();
+      }
+      tok_per_s.push_back(defaults);
+      tuned_tok_per_s.push_back(knob_set);
+      tuned_ratios.push_back(knob_set / defaults);
+      if (measure_read) tuned_fractions.push_back(fraction_of(knob_set));
+    } else {
+      tok_per_s.push_back(decode_tokens());
+    }
     steal_meter.add(ticks_before, app::read_cpu_ticks());
-    if (measure_read) fractions.push_back(tok_per_s.back() * static_cast<double>(weight_bytes + state_bytes) / 1e9 / read_gbps.back());
+    if (measure_read) fractions.push_back(fraction_of(tok_per_s.back()));
   }
   const double tps = median(tok_per_s);
   const size_t bytes_per_token = weight_bytes + state_bytes;
@@ -154,6 +231,11 @@ void run_bench(BenchOptions options) {
                         {"int8_activations", options.model.activations() == "int8"},
                         {"int24_activations", options.model.activations() == "int24"},
                         {"cpu_steal_fraction", steal ? nlohmann::json(*steal) : nlohmann::json(nullptr)}};
+    if (ab) {
+      j["ab"] = {{"setting", ab->text}, {"tok_per_s", median(tuned_tok_per_s)},
+                 {"roofline_fraction", measure_read ? median(tuned_fractions) : 0.0},
+                 {"ratio_to_defaults", median(tuned_ratios)}, {"ratios", tuned_ratios}};
+    }
     if (options.profile) {
       nlohmann::json families;
       for (const auto& [name, seconds] : family_seconds) families[name] = seconds / options.tokens;
@@ -177,6 +259,12 @@ void run_bench(BenchOptions options) {
              best_read_gbps, best_pattern, fmt::join(read_gbps, ", "));
   fmt::print("roofline fraction     {:.3f} (median over repeats of achieved / probe: {:.3f})\n", fraction,
              fmt::join(fractions, ", "));
+  if (ab) {
+    fmt::print("with {}   {:.2f} tok/s, roofline fraction {:.3f}; per repeat against the defaults beside it: "
+               "median {:.3f} ({:.3f})\n",
+               ab->text, median(tuned_tok_per_s), measure_read ? median(tuned_fractions) : 0.0,
+               median(tuned_ratios), fmt::join(tuned_ratios, ", "));
+  }
   if (steal) {
     std::vector<double> percents;
     for (double f : steal_meter.per_interval()) percents.push_back(100 * f);
@@ -224,5 +312,9 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--probe-gib", options->probe_gib, "bandwidth probe buffer in GiB (default: 1 on the host, 4 on a device)");
   command->add_flag("--json", options->json, "print one JSON object");
   command->add_flag("--profile", options->profile, "time per op family");
+  command->add_option("--ab", options->ab,
+                      "KNOB=VALUE: each repeat also decodes with the backend's tuning knob set so (the two "
+                      "settings in turn), and the ratio of their tok/s is reported per repeat: a comparison "
+                      "that a shared machine's swings between separate runs would drown");
   command->callback([options] { run_bench(*options); });
 }

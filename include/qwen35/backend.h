@@ -139,6 +139,18 @@ class GpuBackend {
   // launches return an empty profile. Enabling resets the counters.
   virtual void set_profiling(bool enabled) { (void)enabled; }
   virtual std::vector<KernelProfile> profile() const { return {}; }
+
+  // Tuning: knobs that change how kernels walk their data, never what they
+  // compute, settable between launches so that a benchmark can compare two
+  // settings in one process (`qwen35 bench --ab`), where separate runs on a
+  // shared machine differ by more than the settings do. 0 restores a knob's
+  // default; a name the backend lacks or a value out of range throws Error
+  // naming both.
+  virtual std::vector<std::string> tuning_knobs() const { return {}; }
+  virtual void set_tuning(std::string_view knob, int64_t value) {
+    (void)value;
+    fail("backend '{}' has no tuning knob '{}'", name(), knob);
+  }
 };
 
 // A kernel handle typed by its argument struct: launching with the wrong

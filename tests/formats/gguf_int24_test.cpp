@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 
+#include "cpu/gguf_x16.h"
 #include "cpu/int8_activations.h"
 #include "cpu/simd.h"
 #include "gguf_int8_util.h"
@@ -118,6 +119,70 @@ class Int24Cpu : public ::testing::TestWithParam<int64_t> {
 };
 
 TEST_P(Int24Cpu, KernelsMatchTheTwin) { check_gguf_cpu_kernels(kGgufInt8Types, kDigits); }
+
+// The CPU backend's tuning knobs (GpuBackend::set_tuning) change how the
+// regrouped kernels walk a matrix, not a bit of what they compute: 240 rows
+// are 15 groups of 16, which one, two or four bands split with groups over,
+// for x in 8 and in 24 bits.
+TEST_P(Int24Cpu, TuningKnobsChangeNoBit) {
+  constexpr uint32_t kRows = 240, kCols = 1024;
+  const std::vector<float> x = varied_floats(kCols, 21);
+  const std::pair<std::string_view, int64_t> settings[] = {
+      {"gguf-x16-bands", 1}, {"gguf-x16-bands", 2}, {"gguf-x16-bands", 4},
+      {"gguf-x16-prefetch", 1}, {"gguf-x16-prefetch", 512}, {"gguf-x16-prefetch", 8192}};
+  for (const BackendOptions& options : {BackendOptions{.threads = 2, .int8_activations = true},
+                                        BackendOptions{.threads = 2, .int24_activations = true}}) {
+    std::unique_ptr<GpuBackend> gpu = create_backend("cpu", options);
+    for (DType type : kGgufInt8Types) {
+      if (type == DType::kQ8_0 && !options.int8_activations) continue;  // row-major, float x
+      SCOPED_TRACE(::testing::Message() << dtype_name(type)
+                                        << (options.int8_activations ? ", x in 8 bits" : ", x in 24 bits"));
+      const std::vector<std::byte> w = random_blocks(type, kRows * kCols / dtype_block_size(type), 22);
+      const auto m = make_dense_weights(*gpu, type, kRows, kCols, w.data(), gpu->default_stream());
+      ASSERT_EQ(m->dtype(), *gguf_regrouped_layout(type));
+      Device d{*gpu, {}};
+      const DevicePtr dx = d.put(x);
+      const auto gemv = [&] {
+        const DevicePtr y = d.put(std::vector<float>(kRows, NAN));
+        m->gemv(*gpu, dx, y, gpu->default_stream());
+        return d.get(y, kRows);
+      };
+      const std::vector<float> defaults = gemv();
+      for (const auto& [knob, value] : settings) {
+        gpu->set_tuning(knob, value);
+        // The knob reaches what the kernels read.
+        ASSERT_EQ(knob == "gguf-x16-bands" ? gguf_cpu::x16_bands(options.int8_activations ? 1 : kDigits)
+                                           : gguf_cpu::x16_prefetch_bytes(),
+                  static_cast<size_t>(value));
+        const std::vector<float> tuned = gemv();
+        gpu->set_tuning(knob, 0);
+        ASSERT_EQ(std::memcmp(tuned.data(), defaults.data(), kRows * sizeof(float)), 0) << knob << "=" << value;
+      }
+    }
+  }
+}
+
+TEST(Int24Activations, TuningKnobsRefuseWhatTheyDoNotKnow) {
+  std::unique_ptr<GpuBackend> gpu = create_backend("cpu", BackendOptions{.threads = 2});
+  EXPECT_EQ(gpu->tuning_knobs(), (std::vector<std::string>{"gguf-x16-bands", "gguf-x16-prefetch", "heavy-int8-bands"}));
+  const auto message = [&](std::string_view knob, int64_t value) {
+    try {
+      gpu->set_tuning(knob, value);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message("warp-drive", 1).find("no tuning knob 'warp-drive'"), std::string::npos);
+  EXPECT_NE(message("gguf-x16-bands", 3).find("not 3"), std::string::npos);
+  EXPECT_NE(message("gguf-x16-bands", -1).find("not -1"), std::string::npos);
+  EXPECT_NE(message("heavy-int8-bands", 1).find("not 1"), std::string::npos);
+  EXPECT_NE(message("gguf-x16-prefetch", 1 << 20).find("not 1048576"), std::string::npos);
+  gpu->set_tuning("gguf-x16-bands", 0);
+  const std::unique_ptr<GpuBackend> reference = create_backend("reference", BackendOptions{});
+  EXPECT_TRUE(reference->tuning_knobs().empty());
+  EXPECT_THROW(reference->set_tuning("gguf-x16-bands", 1), Error);
+}
 
 // The digits of every target against the scalar twin's, to the bit: random
 // blocks of several magnitudes, an all-zero block (varied_floats), exact

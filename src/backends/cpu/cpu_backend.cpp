@@ -8,6 +8,7 @@
 #include <cctype>
 
 #include "cpu/gguf_rows.h"
+#include "cpu/gguf_x16.h"
 #include "cpu/row_bands.h"
 #include "cpu/simd.h"
 #include "qwen35/error.h"
@@ -80,6 +81,35 @@ std::string CpuBackend::device_description() const {
                                gguf_cpu::int8_kernel_target());
   }
   return description;
+}
+
+namespace {
+
+// Both knobs are process-wide, as the kernels that read them are.
+struct TuningKnob {
+  std::string_view name;
+  void (*set)(size_t);
+};
+constexpr TuningKnob kTuningKnobs[] = {{"gguf-x16-bands", gguf_cpu::set_x16_bands},
+                                       {"gguf-x16-prefetch", gguf_cpu::set_x16_prefetch_bytes},
+                                       {"heavy-int8-bands", cpu::set_heavy_int8_gemv_bands}};
+
+}  // namespace
+
+std::vector<std::string> CpuBackend::tuning_knobs() const {
+  std::vector<std::string> names;
+  for (const TuningKnob& knob : kTuningKnobs) names.emplace_back(knob.name);
+  return names;
+}
+
+void CpuBackend::set_tuning(std::string_view knob, int64_t value) {
+  const auto it = std::find_if(std::begin(kTuningKnobs), std::end(kTuningKnobs),
+                               [&](const TuningKnob& k) { return k.name == knob; });
+  if (it == std::end(kTuningKnobs)) {
+    fail("backend 'cpu' has no tuning knob '{}' (it has: {})", knob, fmt::join(tuning_knobs(), ", "));
+  }
+  if (value < 0) fail("tuning knob '{}' takes a count, not {}", knob, value);
+  it->set(static_cast<size_t>(value));
 }
 
 // With x in 24 bits, Q8_0 stays row-major with float x: its float kernel

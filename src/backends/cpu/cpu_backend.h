@@ -23,6 +23,11 @@ class CpuBackend final : public HostBackend {
     pool_.set_timing(enabled);
     HostBackend::set_profiling(enabled);
   }
+  // gguf-x16-bands (cpu/gguf_x16.h) and heavy-int8-bands (cpu/row_bands.h):
+  // the read streams per thread of the regrouped GGUF gemvs and of Q6_K and
+  // mlx4 rows with x in 8 bits.
+  std::vector<std::string> tuning_knobs() const override;
+  void set_tuning(std::string_view knob, int64_t value) override;
   // How the GGUF and MLX gemvs take x, in 8-bit digits (0: as floats): in 1
   // (8 bits) with int8_activations; with BackendOptions::int24_activations
   // alone in 3 (24 bits) where the matrix's kernel takes them (`takes_int24`:

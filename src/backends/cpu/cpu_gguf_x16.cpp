@@ -20,6 +20,7 @@
 #include "hwy/highway.h"
 #include "cpu/int8_dot-inl.h"
 
+#include <atomic>
 #include <cstring>
 #include <type_traits>
 #include <vector>
@@ -107,8 +108,9 @@ HWY_INLINE void run_dots(const uint8_t* codes, size_t v, const VS (*quads)[8], V
 
 // out[16 k + r] = row r of group k (< G; each `blocks` consecutive blocks
 // from g[k]) . x, whose D digits each meet the codes in dot products of their own.
-template <typename Grouped, size_t G, size_t D>
-HWY_INLINE void group_dots(const Grouped* const* g, const cpu::Int8Activations& x, size_t blocks, float* out) {
+template <typename Grouped, size_t G, size_t D, bool kPrefetch>
+HWY_INLINE void group_dots(const Grouped* const* g, const cpu::Int8Activations& x, size_t blocks, float* out,
+                           size_t ahead) {
   using L = Layout<Grouped>;
   using DQ = typename L::DQ;
   const DQ dq;
@@ -132,7 +134,9 @@ HWY_INLINE void group_dots(const Grouped* const* g, const cpu::Int8Activations& 
     const auto code_sum = hn::Set(df, x.code_sums[2 * i] + x.code_sums[2 * i + 1]);
     for (size_t k = 0; k < G; ++k) {
       const Grouped& b = g[k][i];
-      for (size_t line = 0; line < sizeof(b); line += 64) cpu::prefetch_past(&b, kX16PrefetchBytes + line);
+      if constexpr (kPrefetch) {
+        for (size_t line = 0; line < sizeof(b); line += 64) cpu::prefetch_past(&b, ahead + line);
+      }
       for (size_t p = 0; p < kParts; ++p) {
         hn::Vec<DQ> acc[D][2];  // two chains of dot products per digit
         for (size_t d = 0; d < D; ++d) acc[d][0] = acc[d][1] = hn::Zero(dq);
@@ -208,14 +212,13 @@ constexpr bool kHighInPlace = HWY_TARGET == HWY_AVX3_DL && std::is_same_v<Groupe
 // caches the G groups' independent chains make Q4_Kx16 faster too (30-37 us
 // against 26-31). One run per step measured as two.
 constexpr size_t kK4RunsPerStep = 2;
-// The K-quant kernel asks for no lines in software, unlike the others: its
-// prefetches (a share of each block's lines per step, 4 KB ahead) reached
-// the binary only in the thirty-second session (cpu/prefetch.h), and then
-// made decode slower (qwen35 bench, alternating, two threads: q4_k 58.7-63.0
-// tok/s against 109.4-116.9, q5_k 42.9-43.6 against 47.4-54.6).
+// Each run's line is asked for `ahead` bytes on in its own band (gguf_x16.h's
+// kX16PrefetchBytes), one prefetch per line read, where the thirty-second
+// session's (a share of each block's lines per step) had made decode slower.
 
-template <typename Grouped, size_t G, size_t D>
-HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activations& x, size_t blocks, float* out) {
+template <typename Grouped, size_t G, size_t D, bool kPrefetch>
+HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activations& x, size_t blocks, float* out,
+                              size_t ahead) {
   constexpr bool kFifthBits = std::is_same_v<Grouped, GgufBlockQ5Kx16>;
   using DQ = hn::CappedTag<int32_t, 16>;
   const DQ dq;
@@ -256,6 +259,7 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
           for (size_t k = 0; k < G; ++k) {
             const Grouped& b = g[k][i];
             for (size_t v = v0; v < v0 + kK4RunsPerStep; ++v) {
+              if constexpr (kPrefetch) cpu::prefetch_past(gguf_x16_k4_run(b, c, v), ahead);
               const auto bytes = hn::LoadU(d8, gguf_x16_k4_run(b, c, v) + 4 * n * p);
               auto low = hn::And(bytes, low4);
               auto high = kHighInPlace<Grouped> ? hn::AndNot(low4, bytes) : hn::ShiftRight<4>(bytes);
@@ -312,11 +316,12 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
 // are assembled alike, but each 64 of them meet x on their own, converted and
 // scaled per vector: 3584 x 1024, x in 24 bits, one thread (Zen 5), from the
 // caches 24.8-25.3 GB/s against 52-58 so, from DRAM 21.5-23.1 against
-// 28-33. A software prefetch 4 KB ahead, or four bands instead of two,
-// measured no faster here, from DRAM or in decode.
-template <size_t G, size_t D>
+// 28-33. Four bands instead of two measured no faster here, from DRAM or in
+// decode; a prefetch of each span's code lines 4 KB ahead did, in one
+// process (gguf_x16.h).
+template <size_t G, size_t D, bool kPrefetch>
 HWY_INLINE void q6_group_dots(const GgufBlockQ6Kx16* const* g, const cpu::Int8Activations& x, size_t blocks,
-                              float* out) {
+                              float* out, size_t ahead) {
   using DQ = hn::CappedTag<int32_t, 16>;
   const DQ dq;
   const hn::Repartition<uint8_t, DQ> d8;
@@ -342,6 +347,9 @@ HWY_INLINE void q6_group_dots(const GgufBlockQ6Kx16* const* g, const cpu::Int8Ac
         hn::Vec<decltype(d8)> runs[G][4];
         for (size_t k = 0; k < G; ++k) {
           const GgufBlockQ6Kx16::Span& span = g[k][i].spans[j];
+          if constexpr (kPrefetch) {
+            for (size_t line = 0; line < 3; ++line) cpu::prefetch_past(span.q[line], ahead);
+          }
           const auto q0 = hn::LoadU(d8, span.q[0] + 4 * n * p), q1 = hn::LoadU(d8, span.q[1] + 4 * n * p),
                      q2 = hn::LoadU(d8, span.q[2] + 4 * n * p);
           runs[k][0] = hn::And(q0, six);
@@ -385,18 +393,29 @@ template <typename Grouped, size_t D>
 void groups(const Grouped* w, const cpu::Int8Activations& x, size_t cols, const float* base, float* y,
             const cpu::RowPasses& p) {
   const size_t blocks = cols / (kSuperBlocks<Grouped> ? 256 : 32);
-  cpu::for_row_bands<x16_bands(D), 16>(p, base, y, [&](auto groups_n, size_t first, size_t stride, float* out) {
+  const size_t ahead = x16_prefetch_bytes();
+  const auto dots = [&](auto groups_n, size_t first, size_t stride, float* out) {
     constexpr size_t G = decltype(groups_n)::value;
     const Grouped* g[G];
     for (size_t k = 0; k < G; ++k) g[k] = w + (first + k * stride) * blocks;
-    if constexpr (std::is_same_v<Grouped, GgufBlockQ6Kx16>) {
-      q6_group_dots<G, D>(g, x, blocks, out);
-    } else if constexpr (kSuperBlocks<Grouped>) {
-      k4_group_dots<Grouped, G, D>(g, x, blocks, out);
-    } else {
-      group_dots<Grouped, G, D>(g, x, blocks, out);
-    }
-  });
+    const auto kernel = [&](auto prefetch) {
+      constexpr bool kPrefetch = decltype(prefetch)::value;
+      if constexpr (std::is_same_v<Grouped, GgufBlockQ6Kx16>) {
+        q6_group_dots<G, D, kPrefetch>(g, x, blocks, out, ahead);
+      } else if constexpr (kSuperBlocks<Grouped>) {
+        k4_group_dots<Grouped, G, D, kPrefetch>(g, x, blocks, out, ahead);
+      } else {
+        group_dots<Grouped, G, D, kPrefetch>(g, x, blocks, out, ahead);
+      }
+    };
+    if (ahead >= kX16MinPrefetchBytes) return kernel(std::true_type());
+    kernel(std::false_type());
+  };
+  switch (p.bands) {
+    case 1: return cpu::for_row_bands<1, 16>(p, base, y, dots);
+    case 2: return cpu::for_row_bands<2, 16>(p, base, y, dots);
+    default: return cpu::for_row_bands<4, 16>(p, base, y, dots);
+  }
 }
 
 template <typename Grouped>
@@ -445,6 +464,35 @@ HWY_AFTER_NAMESPACE();
 namespace qwen35::gguf_cpu {
 
 HWY_EXPORT(X16Groups);
+
+namespace {
+std::atomic<size_t> forced_bands{0};
+std::atomic<size_t> forced_prefetch_bytes{0};
+}  // namespace
+
+size_t x16_prefetch_bytes() {
+  const size_t forced = forced_prefetch_bytes.load(std::memory_order_relaxed);
+  return forced != 0 ? forced : kX16PrefetchBytes;
+}
+
+void set_x16_prefetch_bytes(size_t bytes) {
+  if (bytes > kX16MaxPrefetchBytes) {
+    fail("regrouped GGUF gemv prefetch distance must be at most {} bytes (0: the default), not {}",
+         kX16MaxPrefetchBytes, bytes);
+  }
+  forced_prefetch_bytes.store(bytes, std::memory_order_relaxed);
+}
+
+size_t x16_bands(size_t digits) {
+  const size_t forced = forced_bands.load(std::memory_order_relaxed);
+  if (forced != 0) return forced;
+  return digits == 1 ? kX16Bands : kX16Int24Bands;
+}
+
+void set_x16_bands(size_t bands) {
+  if (bands > 4 || bands == 3) fail("regrouped GGUF gemv bands must be 1, 2 or 4 (0: the defaults), not {}", bands);
+  forced_bands.store(bands, std::memory_order_relaxed);
+}
 
 void run_x16_groups(DType layout, const std::byte* w, const cpu::Int8Activations& x, size_t cols, const float* base,
                     float* y, const cpu::RowPasses& p) {

@@ -20,7 +20,13 @@ namespace qwen35::gguf_cpu {
 // 36.7, 41.4, 39.8. (Those prefetches had been compiled out, cpu/prefetch.h:
 // the distances differed only in their address arithmetic. Since they reach
 // the binary, the Q4_0x16 and Q8_0x16 kernels use them at 4 KB, which
-// measured faster than none on the Zen 5 host; the K-quant ones use none.)
+// measured faster than none on the Zen 5 host.) The K-quant kernels ask for
+// each line of codes 4 KB ahead too since the thirty-seventh session, when
+// `qwen35 bench --ab` compared them in one process (Zen 5, two threads,
+// medians of 40 alternating pairs of 4 tokens, tok/s against none: q4_k
+// 1.07-1.31, q5_k 1.01-1.23, q6_k 1.00-1.15 in thirteen runs where the
+// probe read 57-81 GB/s; q4_k 0.99, q5_k 0.94, q6_k 1.05 where it read
+// 40-44); separate runs had not told them apart.
 constexpr size_t kX16PrefetchBytes = 4096;
 constexpr size_t kX16Bands = 4;
 // With x in 24 bits, two: a Q4_Kx16 pass of four bands keeps 24 accumulators
@@ -28,7 +34,21 @@ constexpr size_t kX16Bands = 4;
 // registers in all, and spilled them (3584 x 1024 from the caches, Zen 5:
 // 45-54 GiB/s in four bands, 57 in two).
 constexpr size_t kX16Int24Bands = 2;
-constexpr size_t x16_bands(size_t digits) { return digits == 1 ? kX16Bands : kX16Int24Bands; }
+// The bands for x in `digits` 8-bit digits: the above, or what set_x16_bands forced.
+size_t x16_bands(size_t digits);
+// Makes x16_bands() return `bands` (1, 2 or 4) for every x, or the above again
+// for 0, process-wide: for the tests, which check each count, and for
+// `qwen35 bench --ab`, which compares them in one process. The results do not
+// depend on it, to the bit.
+void set_x16_bands(size_t bands);
+// How far ahead the kernels ask for the lines they will read: kX16PrefetchBytes,
+// or what set_x16_prefetch_bytes forced (0: the default again; under
+// kX16MinPrefetchBytes, less than a line ahead: no prefetch at all; at most
+// kX16MaxPrefetchBytes), process-wide like set_x16_bands.
+constexpr size_t kX16MinPrefetchBytes = 64;
+constexpr size_t kX16MaxPrefetchBytes = 65536;
+size_t x16_prefetch_bytes();
+void set_x16_prefetch_bytes(size_t bytes);
 
 // y[r] = base[r] (0 if null) + row r . x for the rows of the groups of passes
 // p (cpu/row_bands.h, each group of 16 rows a row there, x16_bands(x.digits) bands) of
