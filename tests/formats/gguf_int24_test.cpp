@@ -151,7 +151,7 @@ TEST_P(Int24Cpu, TuningKnobsChangeNoBit) {
       for (const auto& [knob, value] : settings) {
         gpu->set_tuning(knob, value);
         // The knob reaches what the kernels read.
-        ASSERT_EQ(knob == "gguf-x16-bands" ? gguf_cpu::x16_bands(options.int8_activations ? 1 : kDigits)
+        ASSERT_EQ(knob == "gguf-x16-bands" ? gguf_cpu::x16_bands(m->dtype(), options.int8_activations ? 1 : kDigits)
                                            : gguf_cpu::x16_prefetch_bytes(),
                   static_cast<size_t>(value));
         const std::vector<float> tuned = gemv();

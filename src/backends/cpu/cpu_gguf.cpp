@@ -231,7 +231,7 @@ struct Schedule {
   size_t units, bands, unit_bytes;
 };
 Schedule schedule(DType type, size_t digits, uint32_t rows, uint32_t cols) {
-  if (is_regrouped_dtype(type)) return Schedule{rows / 16u, x16_bands(digits), 16 * dtype_bytes(type, cols)};
+  if (is_regrouped_dtype(type)) return Schedule{rows / 16u, x16_bands(type, digits), 16 * dtype_bytes(type, cols)};
   return Schedule{rows, row_bands(type, digits > 0), dtype_bytes(type, cols)};
 }
 

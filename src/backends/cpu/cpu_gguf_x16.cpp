@@ -387,8 +387,8 @@ HWY_INLINE void q6_group_dots(const GgufBlockQ6Kx16* const* g, const cpu::Int8Ac
   }
 }
 
-// The groups of passes p (cpu/row_bands.h, a group per row) in x16_bands(D)
-// bands, x in D digits.
+// The groups of passes p (cpu/row_bands.h, a group per row) in their bands
+// (x16_bands), x in D digits.
 template <typename Grouped, size_t D>
 void groups(const Grouped* w, const cpu::Int8Activations& x, size_t cols, const float* base, float* y,
             const cpu::RowPasses& p) {
@@ -483,10 +483,11 @@ void set_x16_prefetch_bytes(size_t bytes) {
   forced_prefetch_bytes.store(bytes, std::memory_order_relaxed);
 }
 
-size_t x16_bands(size_t digits) {
+size_t x16_bands(DType layout, size_t digits) {
   const size_t forced = forced_bands.load(std::memory_order_relaxed);
   if (forced != 0) return forced;
-  return digits == 1 ? kX16Bands : kX16Int24Bands;
+  if (digits == 1) return kX16Bands;
+  return layout == DType::kQ5_Kx16 ? kQ5KInt24Bands : kX16Int24Bands;
 }
 
 void set_x16_bands(size_t bands) {

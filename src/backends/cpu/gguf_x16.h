@@ -34,8 +34,16 @@ constexpr size_t kX16Bands = 4;
 // registers in all, and spilled them (3584 x 1024 from the caches, Zen 5:
 // 45-54 GiB/s in four bands, 57 in two).
 constexpr size_t kX16Int24Bands = 2;
-// The bands for x in `digits` 8-bit digits: the above, or what set_x16_bands forced.
-size_t x16_bands(size_t digits);
+// Except Q5_Kx16, in one: the most arithmetic per byte of them (its fifth
+// bits), and one read stream per thread is what such a loop reads DRAM
+// fastest in on two threads (thirty-sixth session). `qwen35 bench --ab
+// gguf-x16-bands=1` (thirty-seventh): q5_k 1.07-1.11 times the tok/s of two
+// bands in five runs (one at context 4096), where q4_k measured 0.94-1.01
+// and q6_k 0.97-1.13.
+constexpr size_t kQ5KInt24Bands = 1;
+// The bands of a regrouped `layout` for x in `digits` 8-bit digits: the
+// above, or what set_x16_bands forced.
+size_t x16_bands(DType layout, size_t digits);
 // Makes x16_bands() return `bands` (1, 2 or 4) for every x, or the above again
 // for 0, process-wide: for the tests, which check each count, and for
 // `qwen35 bench --ab`, which compares them in one process. The results do not
@@ -51,7 +59,7 @@ size_t x16_prefetch_bytes();
 void set_x16_prefetch_bytes(size_t bytes);
 
 // y[r] = base[r] (0 if null) + row r . x for the rows of the groups of passes
-// p (cpu/row_bands.h, each group of 16 rows a row there, x16_bands(x.digits) bands) of
+// p (cpu/row_bands.h, each group of 16 rows a row there, in x16_bands bands) of
 // w, a matrix in a regrouped `layout` (is_regrouped_dtype) with rows of `cols`
 // elements, by the target chosen at run time.
 void run_x16_groups(DType layout, const std::byte* w, const cpu::Int8Activations& x, size_t cols, const float* base,
