@@ -56,7 +56,9 @@ std::optional<TuningAb> parse_ab(const std::string& text) {
     const size_t comma = std::min(text.find(',', begin), text.size());
     const std::string item = text.substr(begin, comma - begin);
     const size_t equals = item.find('=');
-    if (equals == std::string::npos || equals == 0) qwen35::fail("--ab wants KNOB=VALUE[,KNOB=VALUE...], not '{}'", text);
+    if (equals == std::string::npos || equals == 0) {
+      qwen35::fail("--ab wants KNOB=VALUE[,KNOB=VALUE...], not '{}'", text);
+    }
     const std::string value = item.substr(equals + 1);
     size_t used = 0;
     int64_t number = 0;

@@ -164,7 +164,8 @@ TEST_P(Int24Cpu, TuningKnobsChangeNoBit) {
 
 TEST(Int24Activations, TuningKnobsRefuseWhatTheyDoNotKnow) {
   std::unique_ptr<GpuBackend> gpu = create_backend("cpu", BackendOptions{.threads = 2});
-  EXPECT_EQ(gpu->tuning_knobs(), (std::vector<std::string>{"gguf-x16-bands", "gguf-x16-prefetch", "heavy-int8-bands"}));
+  EXPECT_EQ(gpu->tuning_knobs(),
+            (std::vector<std::string>{"gguf-x16-bands", "gguf-x16-prefetch", "heavy-int8-bands", "mlx-x16-bands"}));
   const auto message = [&](std::string_view knob, int64_t value) {
     try {
       gpu->set_tuning(knob, value);
@@ -178,6 +179,7 @@ TEST(Int24Activations, TuningKnobsRefuseWhatTheyDoNotKnow) {
   EXPECT_NE(message("gguf-x16-bands", -1).find("not -1"), std::string::npos);
   EXPECT_NE(message("heavy-int8-bands", 1).find("not 1"), std::string::npos);
   EXPECT_NE(message("gguf-x16-prefetch", 1 << 20).find("not 1048576"), std::string::npos);
+  EXPECT_NE(message("mlx-x16-bands", 8).find("not 8"), std::string::npos);
   gpu->set_tuning("gguf-x16-bands", 0);
   const std::unique_ptr<GpuBackend> reference = create_backend("reference", BackendOptions{});
   EXPECT_TRUE(reference->tuning_knobs().empty());

@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <tuple>
 
 #include "cpu/int8_activations.h"
 #include "cpu/mlx_int8.h"
+#include "cpu/mlx_x16.h"
 #include "cpu/simd.h"
 #include "formats/mlx_affine_weights.h"
 #include "gguf_test_util.h"
@@ -201,6 +203,42 @@ TEST(MlxInt8Activations, CpuBackendGemvsMatchTheTwin) {
         simd::silu_mul(x.data(), up.data(), act.data(), cols);
         w0->gemv_silu_gate_resid(*gpu, dx, dup, dres, y0, s);
         expect_twin(d.get(y0, rows), m0, act, &residual, "silu gate + residual");
+      }
+    }
+  }
+}
+
+// The regrouped MLX gemvs' band count (the CPU backend's tuning knob
+// mlx-x16-bands) changes no bit of their results: 240 rows are 15 groups of
+// 16, which one, two or four bands split with groups over, for 4- and 8-bit
+// codes and x in 8 and in 24 bits.
+TEST(MlxInt8Activations, RegroupedBandsChangeNoBit) {
+  constexpr uint32_t kRows = 240, kCols = 1024;
+  const std::vector<float> x = varied_floats(kCols, 31);
+  for (const BackendOptions& options : {BackendOptions{.threads = 2, .int8_activations = true},
+                                        BackendOptions{.threads = 2, .int24_activations = true}}) {
+    std::unique_ptr<GpuBackend> gpu = create_backend("cpu", options);
+    for (uint32_t bits : kBits) {
+      SCOPED_TRACE(::testing::Message() << bits << " bits"
+                                        << (options.int8_activations ? ", x in 8 bits" : ", x in 24 bits"));
+      ASSERT_TRUE(gpu->regroups_mlx_rows(bits, kRows, kCols));
+      const QuantizedMatrix m = quantize_random(kRows, kCols, {bits, 64}, DType::kBF16, bits + 32);
+      const auto w = make_mlx_affine_weights(*gpu, m.params, m.scale_dtype, m.rows, m.cols, m.codes.data(),
+                                             m.scales.data(), m.biases.data(), gpu->default_stream());
+      Device d{*gpu, {}};
+      const DevicePtr dx = d.put(x);
+      const auto gemv = [&] {
+        const DevicePtr y = d.put(std::vector<float>(kRows, NAN));
+        w->gemv(*gpu, dx, y, gpu->default_stream());
+        return d.get(y, kRows);
+      };
+      const std::vector<float> defaults = gemv();
+      for (int64_t bands : {1, 2, 4}) {
+        gpu->set_tuning("mlx-x16-bands", bands);
+        ASSERT_EQ(cpu::mlx_x16_bands(), static_cast<size_t>(bands));
+        const std::vector<float> tuned = gemv();
+        gpu->set_tuning("mlx-x16-bands", 0);
+        ASSERT_EQ(std::memcmp(tuned.data(), defaults.data(), kRows * sizeof(float)), 0) << bands << " bands";
       }
     }
   }

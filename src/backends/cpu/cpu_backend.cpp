@@ -9,6 +9,7 @@
 
 #include "cpu/gguf_rows.h"
 #include "cpu/gguf_x16.h"
+#include "cpu/mlx_x16.h"
 #include "cpu/row_bands.h"
 #include "cpu/simd.h"
 #include "qwen35/error.h"
@@ -92,7 +93,8 @@ struct TuningKnob {
 };
 constexpr TuningKnob kTuningKnobs[] = {{"gguf-x16-bands", gguf_cpu::set_x16_bands},
                                        {"gguf-x16-prefetch", gguf_cpu::set_x16_prefetch_bytes},
-                                       {"heavy-int8-bands", cpu::set_heavy_int8_gemv_bands}};
+                                       {"heavy-int8-bands", cpu::set_heavy_int8_gemv_bands},
+                                       {"mlx-x16-bands", cpu::set_mlx_x16_bands}};
 
 }  // namespace
 

@@ -58,7 +58,7 @@ class PreparedX {
     size_t units, bands, unit_bytes;
   };
   Walk walk(size_t rows, size_t row_bytes) const {
-    if (regrouped_) return Walk{rows / kMlxGroupedRows, cpu::kMlxX16Bands, kMlxGroupedRows * row_bytes};
+    if (regrouped_) return Walk{rows / kMlxGroupedRows, cpu::mlx_x16_bands(), kMlxGroupedRows * row_bytes};
     return Walk{rows, bands(row_bytes), row_bytes};
   }
 

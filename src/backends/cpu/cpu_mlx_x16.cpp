@@ -21,6 +21,7 @@
 #include "cpu/int8_dot-inl.h"
 #include "cpu/mlx_scales-inl.h"
 
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -199,12 +200,17 @@ void groups_t(const simd::MlxRows& w, const MlxInt8Activations& x, const float* 
   const MlxRegroupedLayout layout({.bits = Bits, .group_size = static_cast<uint32_t>(w.group_size)}, sizeof(T),
                                   static_cast<uint32_t>(w.cols));
   const auto* grouped = reinterpret_cast<const uint8_t*>(w.codes);
-  for_row_bands<kMlxX16Bands, kMlxGroupedRows>(p, base, y, [&](auto groups_n, size_t first, size_t stride, float* out) {
+  const auto dots = [&](auto groups_n, size_t first, size_t stride, float* out) {
     constexpr size_t G = decltype(groups_n)::value;
     const uint8_t* g[G];
     for (size_t k = 0; k < G; ++k) g[k] = grouped + (first + k * stride) * layout.group_bytes;
     group_dots<Bits, T, G, D>(g, layout, x, w.cols, w.group_size, out);
-  });
+  };
+  switch (p.bands) {
+    case 1: return for_row_bands<1, kMlxGroupedRows>(p, base, y, dots);
+    case 2: return for_row_bands<2, kMlxGroupedRows>(p, base, y, dots);
+    default: return for_row_bands<4, kMlxGroupedRows>(p, base, y, dots);
+  }
 }
 
 template <typename T>
@@ -262,6 +268,20 @@ HWY_AFTER_NAMESPACE();
 namespace qwen35::cpu {
 
 HWY_EXPORT(MlxX16Groups);
+
+namespace {
+std::atomic<size_t> forced_bands{0};
+}  // namespace
+
+size_t mlx_x16_bands() {
+  const size_t forced = forced_bands.load(std::memory_order_relaxed);
+  return forced != 0 ? forced : kMlxX16Bands;
+}
+
+void set_mlx_x16_bands(size_t bands) {
+  if (bands > 4 || bands == 3) fail("regrouped MLX gemv bands must be 1, 2 or 4 (0: the default), not {}", bands);
+  forced_bands.store(bands, std::memory_order_relaxed);
+}
 
 void mlx_x16_groups(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
                     const RowPasses& p) {

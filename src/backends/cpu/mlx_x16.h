@@ -18,9 +18,14 @@ namespace qwen35::cpu {
 // (alternating, three rounds: 70.4, 70.0, 66.2 tok/s against 69.7, 63.0,
 // 59.5), though two hold 24 accumulators and spill some.
 inline constexpr size_t kMlxX16Bands = 2;
+// kMlxX16Bands, or what set_mlx_x16_bands forced (1, 2 or 4; 0: the default
+// again), process-wide: for the tests and `qwen35 bench --ab`. The results
+// do not depend on it, to the bit.
+size_t mlx_x16_bands();
+void set_mlx_x16_bands(size_t bands);
 
 // y[r] = base[r] (0 if null) + row r . x for the rows of the groups of passes
-// p (each group of 16 rows a row there, kMlxX16Bands bands) of w, whose codes,
+// p (each group of 16 rows a row there, in mlx_x16_bands() bands) of w, whose codes,
 // scales and biases are regrouped, by the target chosen at run time.
 void mlx_x16_groups(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
                     const RowPasses& p);
