@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "cpu/cpu_backend.h"
+#include "cpu/row_bands.h"
 #include "cpu/simd.h"
 #include "qwen35/dense_weights.h"
 #include "qwen35/error.h"
@@ -55,6 +57,55 @@ TEST(CpuBackend, ProfileCountsTheWaitForThePoolsThreads) {
   EXPECT_LE(profile[0].wait_seconds, profile[0].seconds);
   cpu.set_profiling(true);  // enabling again starts from zero
   EXPECT_TRUE(cpu.profile().empty());
+}
+
+// The dense gemvs' tuning knobs (GpuBackend::set_tuning: dense-bands,
+// dense-prefetch) change how a launch walks the matrix, not a bit of y: f32
+// rows of 4 KB and bf16 rows of 2 KB (short: four bands by default), 250
+// rows so that bands leave rows over, on two threads.
+TEST(CpuBackend, DenseTuningKnobsChangeNoBit) {
+  CpuBackend cpu(BackendOptions{.threads = 2});
+  constexpr uint32_t kRows = 250, kCols = 1024;
+  const std::vector<float> w_f32 = testing::random_floats(size_t{kRows} * kCols, 41);
+  const std::vector<float> x_values = testing::random_floats(kCols, 42);
+  std::vector<uint16_t> w_bf16(w_f32.size());  // the floats' upper halves
+  for (size_t i = 0; i < w_f32.size(); ++i) w_bf16[i] = static_cast<uint16_t>(std::bit_cast<uint32_t>(w_f32[i]) >> 16);
+  DeviceBuffer f32(cpu, w_f32.size() * 4), bf16(cpu, w_bf16.size() * 2), x(cpu, kCols * 4), y(cpu, kRows * 4);
+  cpu.upload(f32.ptr(), w_f32.data(), w_f32.size() * 4, cpu.default_stream());
+  cpu.upload(bf16.ptr(), w_bf16.data(), w_bf16.size() * 2, cpu.default_stream());
+  cpu.upload(x.ptr(), x_values.data(), kCols * 4, cpu.default_stream());
+  const std::pair<std::string_view, int64_t> settings[] = {{"dense-bands", 1},    {"dense-bands", 2},
+                                                            {"dense-bands", 4},    {"dense-prefetch", 1},
+                                                            {"dense-prefetch", 64}, {"dense-prefetch", 8192}};
+  for (const auto& [kernel_name, w] : {std::pair{"gemv_f32", f32.ptr()}, std::pair{"gemv_bf16", bf16.ptr()}}) {
+    SCOPED_TRACE(kernel_name);
+    const auto gemv = resolve_kernel<GemvArgs>(cpu, kernel_name);
+    const auto run = [&] {
+      cpu.fill(y.ptr(), 0xff, kRows * 4, cpu.default_stream());  // NaNs
+      launch(cpu, gemv, GemvArgs{.w = w, .x = x.ptr(), .y = y.ptr(), .rows = kRows, .cols = kCols},
+             cpu.default_stream());
+      std::vector<float> out(kRows);
+      cpu.download(out.data(), y.ptr(), kRows * 4, cpu.default_stream());
+      return out;
+    };
+    const std::vector<float> defaults = run();
+    for (float v : defaults) ASSERT_FALSE(std::isnan(v));
+    for (const auto& [knob, value] : settings) {
+      cpu.set_tuning(knob, value);
+      const std::vector<float> tuned = run();
+      cpu.set_tuning(knob, 0);
+      ASSERT_EQ(std::memcmp(tuned.data(), defaults.data(), kRows * 4), 0) << knob << "=" << value;
+    }
+  }
+  EXPECT_EQ(cpu::dense_gemv_bands(4096), 4u);
+  cpu.set_tuning("dense-bands", 1);
+  EXPECT_EQ(cpu::dense_gemv_bands(4096), 1u);
+  cpu.set_tuning("dense-prefetch", 8);
+  EXPECT_EQ(cpu::dense_gemv_prefetch_bytes(), 0u);  // under a line: none
+  cpu.set_tuning("dense-prefetch", 0);
+  cpu.set_tuning("dense-bands", 0);
+  EXPECT_THROW(cpu.set_tuning("dense-bands", 3), Error);
+  EXPECT_THROW(cpu.set_tuning("dense-prefetch", 65537), Error);
 }
 
 // The shape of attention_runs' launches.

@@ -91,7 +91,9 @@ struct TuningKnob {
   std::string_view name;
   void (*set)(size_t);
 };
-constexpr TuningKnob kTuningKnobs[] = {{"gguf-x16-bands", gguf_cpu::set_x16_bands},
+constexpr TuningKnob kTuningKnobs[] = {{"dense-bands", cpu::set_dense_gemv_bands},
+                                       {"dense-prefetch", cpu::set_dense_gemv_prefetch_bytes},
+                                       {"gguf-x16-bands", gguf_cpu::set_x16_bands},
                                        {"gguf-x16-prefetch", gguf_cpu::set_x16_prefetch_bytes},
                                        {"heavy-int8-bands", cpu::set_heavy_int8_gemv_bands},
                                        {"mlx-x16-bands", cpu::set_mlx_x16_bands}};

@@ -46,7 +46,17 @@ constexpr size_t kShortRowMaxBytes = 4096;
 // four bands had read slower than two (nineteenth session); prefetched, the
 // two read the same there (twenty-sixth: bf16 3584 x 1024 from DRAM 107-111
 // against 106-110 us, alternating).
-constexpr size_t dense_gemv_bands(size_t row_bytes) { return row_bytes <= kShortRowMaxBytes ? 4 : 2; }
+constexpr size_t default_dense_gemv_bands(size_t row_bytes) { return row_bytes <= kShortRowMaxBytes ? 4 : 2; }
+// The above, or what set_dense_gemv_bands forced for every row length.
+size_t dense_gemv_bands(size_t row_bytes);
+// How far ahead of its loads each band is prefetched (simd.cpp): 1024 bytes,
+// or what set_dense_gemv_prefetch_bytes forced (under 64: no prefetch).
+size_t dense_gemv_prefetch_bytes();
+// Both for `qwen35 bench --ab` (tuning knobs dense-bands, 1, 2 or 4, and
+// dense-prefetch, at most 65536 bytes; 0 restores the default) and the
+// tests, process-wide. The results do not depend on them, to the bit.
+void set_dense_gemv_bands(size_t bands);
+void set_dense_gemv_prefetch_bytes(size_t bytes);
 
 // The bands of the short rows of the integer gemvs that do the most arithmetic
 // per byte read (Q6_K, MLX 4-bit codes), which differ by host. On the Xeon

@@ -82,25 +82,20 @@ void gemv_rows_t(const T* w, const float* x, const float* base, float* y, size_t
   for (size_t r = row_begin; r < row_end; ++r) y[r] = (base ? base[r] : 0.0f) + dot_t(w + r * cols, x, cols);
 }
 
-// How far ahead of its loads each band's read stream is prefetched. On the
-// Xeon host of the twenty-second session (bf16 decode, alternating runs),
-// 1024 bytes beat 512 and 2048, and any prefetch beat none by 15-30%: the
-// hardware prefetcher alone ramps up too slowly on streams that jump to a
-// new page every few KB (docs/performance.md).
-constexpr size_t kDenseGemvPrefetchBytes = 1024;
-
-// The rows of passes p in 2 or 4 bands (cpu/row_bands.h: dense_gemv_bands),
+// The rows of passes p in 1, 2 or 4 bands (cpu/row_bands.h: dense_gemv_bands),
 // K rows side by side sharing x's loads, each band one read stream prefetched
-// kDenseGemvPrefetchBytes ahead. A row's result is gemv_rows_t's to the bit.
+// dense_gemv_prefetch_bytes() ahead. A row's result is gemv_rows_t's to the bit.
 template <typename T>
 void gemv_bands_t(const T* w, const float* x, const float* base, float* y, const cpu::RowPasses& p, size_t cols) {
+  const size_t prefetch_bytes = cpu::dense_gemv_prefetch_bytes();
   const auto dot = [&](auto rows_constant, size_t first, size_t stride, float* out) {
     constexpr size_t K = decltype(rows_constant)::value;
     const T* rows[K];
     for (size_t k = 0; k < K; ++k) rows[k] = w + (first + k * stride) * cols;
-    dot_rows_t<K>(rows, x, cols, out, kDenseGemvPrefetchBytes);
+    dot_rows_t<K>(rows, x, cols, out, prefetch_bytes);
   };
   if (p.bands == 4) return cpu::for_row_bands<4>(p, base, y, dot);
+  if (p.bands == 1) return cpu::for_row_bands<1>(p, base, y, dot);
   cpu::for_row_bands<2>(p, base, y, dot);
 }
 
