@@ -20,11 +20,11 @@
 #include "hwy/highway.h"
 #include "cpu/int8_dot-inl.h"
 
-#include <atomic>
 #include <cstring>
 #include <type_traits>
 #include <vector>
 
+#include "cpu/forced_setting.h"
 #include "cpu/gguf_x16.h"
 #include "cpu/prefetch.h"
 
@@ -408,7 +408,7 @@ void groups(const Grouped* w, const cpu::Int8Activations& x, size_t cols, const 
         group_dots<Grouped, G, D, kPrefetch>(g, x, blocks, out, ahead);
       }
     };
-    if (ahead >= kX16MinPrefetchBytes) return kernel(std::true_type());
+    if (ahead >= cpu::kMinPrefetchBytes) return kernel(std::true_type());
     kernel(std::false_type());
   };
   switch (p.bands) {
@@ -466,34 +466,21 @@ namespace qwen35::gguf_cpu {
 HWY_EXPORT(X16Groups);
 
 namespace {
-std::atomic<size_t> forced_bands{0};
-std::atomic<size_t> forced_prefetch_bytes{0};
+cpu::ForcedSetting forced_bands, forced_prefetch_bytes;
 }  // namespace
 
-size_t x16_prefetch_bytes() {
-  const size_t forced = forced_prefetch_bytes.load(std::memory_order_relaxed);
-  return forced != 0 ? forced : kX16PrefetchBytes;
-}
+size_t x16_prefetch_bytes() { return forced_prefetch_bytes.or_default(kX16PrefetchBytes); }
 
 void set_x16_prefetch_bytes(size_t bytes) {
-  if (bytes > kX16MaxPrefetchBytes) {
-    fail("regrouped GGUF gemv prefetch distance must be at most {} bytes (0: the default), not {}",
-         kX16MaxPrefetchBytes, bytes);
-  }
-  forced_prefetch_bytes.store(bytes, std::memory_order_relaxed);
+  forced_prefetch_bytes.force_at_most(bytes, "regrouped GGUF gemv prefetch distance in bytes", cpu::kMaxPrefetchBytes);
 }
 
 size_t x16_bands(DType layout, size_t digits) {
-  const size_t forced = forced_bands.load(std::memory_order_relaxed);
-  if (forced != 0) return forced;
-  if (digits == 1) return kX16Bands;
-  return layout == DType::kQ5_Kx16 ? kQ5KInt24Bands : kX16Int24Bands;
+  if (digits == 1) return forced_bands.or_default(kX16Bands);
+  return forced_bands.or_default(layout == DType::kQ5_Kx16 ? kQ5KInt24Bands : kX16Int24Bands);
 }
 
-void set_x16_bands(size_t bands) {
-  if (bands > 4 || bands == 3) fail("regrouped GGUF gemv bands must be 1, 2 or 4 (0: the defaults), not {}", bands);
-  forced_bands.store(bands, std::memory_order_relaxed);
-}
+void set_x16_bands(size_t bands) { forced_bands.force_one_of(bands, "regrouped GGUF gemv bands", {1, 2, 4}); }
 
 void run_x16_groups(DType layout, const std::byte* w, const cpu::Int8Activations& x, size_t cols, const float* base,
                     float* y, const cpu::RowPasses& p) {

@@ -21,10 +21,10 @@
 #include "cpu/int8_dot-inl.h"
 #include "cpu/mlx_scales-inl.h"
 
-#include <atomic>
 #include <cstring>
 #include <vector>
 
+#include "cpu/forced_setting.h"
 #include "cpu/mlx_x16.h"
 #include "qwen35/mlx_affine.h"
 
@@ -270,18 +270,12 @@ namespace qwen35::cpu {
 HWY_EXPORT(MlxX16Groups);
 
 namespace {
-std::atomic<size_t> forced_bands{0};
+ForcedSetting forced_bands;
 }  // namespace
 
-size_t mlx_x16_bands() {
-  const size_t forced = forced_bands.load(std::memory_order_relaxed);
-  return forced != 0 ? forced : kMlxX16Bands;
-}
+size_t mlx_x16_bands() { return forced_bands.or_default(kMlxX16Bands); }
 
-void set_mlx_x16_bands(size_t bands) {
-  if (bands > 4 || bands == 3) fail("regrouped MLX gemv bands must be 1, 2 or 4 (0: the default), not {}", bands);
-  forced_bands.store(bands, std::memory_order_relaxed);
-}
+void set_mlx_x16_bands(size_t bands) { forced_bands.force_one_of(bands, "regrouped MLX gemv bands", {1, 2, 4}); }
 
 void mlx_x16_groups(const simd::MlxRows& w, const MlxInt8Activations& x, const float* base, float* y,
                     const RowPasses& p) {

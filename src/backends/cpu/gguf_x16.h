@@ -51,10 +51,8 @@ size_t x16_bands(DType layout, size_t digits);
 void set_x16_bands(size_t bands);
 // How far ahead the kernels ask for the lines they will read: kX16PrefetchBytes,
 // or what set_x16_prefetch_bytes forced (0: the default again; under
-// kX16MinPrefetchBytes, less than a line ahead: no prefetch at all; at most
-// kX16MaxPrefetchBytes), process-wide like set_x16_bands.
-constexpr size_t kX16MinPrefetchBytes = 64;
-constexpr size_t kX16MaxPrefetchBytes = 65536;
+// cpu::kMinPrefetchBytes, less than a line ahead: no prefetch at all; at most
+// cpu::kMaxPrefetchBytes), process-wide like set_x16_bands.
 size_t x16_prefetch_bytes();
 void set_x16_prefetch_bytes(size_t bytes);
 

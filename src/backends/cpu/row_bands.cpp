@@ -1,9 +1,10 @@
+// The band counts and prefetch distances that may be forced, and
 // heavy_int8_gemv_bands: the host's choice, from its CPU vendor.
 #include "cpu/row_bands.h"
 
-#include <atomic>
 #include <cstring>
 
+#include "cpu/forced_setting.h"
 #include "hwy/base.h"
 
 #if HWY_ARCH_X86
@@ -27,9 +28,7 @@ bool amd_x86_cpu() {
 #endif
 }
 
-std::atomic<size_t> forced_bands{0};
-std::atomic<size_t> forced_dense_bands{0};
-std::atomic<size_t> forced_dense_prefetch{0};
+ForcedSetting forced_heavy_bands, forced_dense_bands, forced_dense_prefetch;
 
 // How far ahead of its loads each band's read stream is prefetched. On the
 // Xeon host of the twenty-second session (bf16 decode, alternating runs),
@@ -42,36 +41,24 @@ constexpr size_t kDenseGemvPrefetchBytes = 1024;
 
 size_t heavy_int8_gemv_bands() {
   static const size_t host_bands = amd_x86_cpu() ? 2 : 4;
-  const size_t forced = forced_bands.load(std::memory_order_relaxed);
-  return forced != 0 ? forced : host_bands;
+  return forced_heavy_bands.or_default(host_bands);
 }
 
-size_t dense_gemv_bands(size_t row_bytes) {
-  const size_t forced = forced_dense_bands.load(std::memory_order_relaxed);
-  return forced != 0 ? forced : default_dense_gemv_bands(row_bytes);
-}
+size_t dense_gemv_bands(size_t row_bytes) { return forced_dense_bands.or_default(default_dense_gemv_bands(row_bytes)); }
 
 size_t dense_gemv_prefetch_bytes() {
-  const size_t forced = forced_dense_prefetch.load(std::memory_order_relaxed);
-  if (forced == 0) return kDenseGemvPrefetchBytes;
-  return forced < 64 ? 0 : forced;
+  const size_t bytes = forced_dense_prefetch.or_default(kDenseGemvPrefetchBytes);
+  return bytes < kMinPrefetchBytes ? 0 : bytes;
 }
 
-void set_dense_gemv_bands(size_t bands) {
-  if (bands > 4 || bands == 3) fail("dense gemv bands must be 1, 2 or 4 (0: the defaults), not {}", bands);
-  forced_dense_bands.store(bands, std::memory_order_relaxed);
-}
+void set_dense_gemv_bands(size_t bands) { forced_dense_bands.force_one_of(bands, "dense gemv bands", {1, 2, 4}); }
 
 void set_dense_gemv_prefetch_bytes(size_t bytes) {
-  if (bytes > 65536) fail("dense gemv prefetch distance must be at most 65536 bytes (0: the default), not {}", bytes);
-  forced_dense_prefetch.store(bytes, std::memory_order_relaxed);
+  forced_dense_prefetch.force_at_most(bytes, "dense gemv prefetch distance in bytes", kMaxPrefetchBytes);
 }
 
 void set_heavy_int8_gemv_bands(size_t bands) {
-  if (bands != 0 && bands != 2 && bands != 4) {
-    fail("heavy int8 gemv bands must be 2 or 4 (0: the host's), not {}", bands);
-  }
-  forced_bands.store(bands, std::memory_order_relaxed);
+  forced_heavy_bands.force_one_of(bands, "heavy int8 gemv bands", {2, 4});
 }
 
 }  // namespace qwen35::cpu

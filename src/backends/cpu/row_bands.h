@@ -49,12 +49,17 @@ constexpr size_t kShortRowMaxBytes = 4096;
 constexpr size_t default_dense_gemv_bands(size_t row_bytes) { return row_bytes <= kShortRowMaxBytes ? 4 : 2; }
 // The above, or what set_dense_gemv_bands forced for every row length.
 size_t dense_gemv_bands(size_t row_bytes);
+// Prefetch distances the tuning knobs may force: under a line ahead, none;
+// at most 64 KiB.
+constexpr size_t kMinPrefetchBytes = 64;
+constexpr size_t kMaxPrefetchBytes = 65536;
 // How far ahead of its loads each band is prefetched (simd.cpp): 1024 bytes,
-// or what set_dense_gemv_prefetch_bytes forced (under 64: no prefetch).
+// or what set_dense_gemv_prefetch_bytes forced (0: none).
 size_t dense_gemv_prefetch_bytes();
 // Both for `qwen35 bench --ab` (tuning knobs dense-bands, 1, 2 or 4, and
-// dense-prefetch, at most 65536 bytes; 0 restores the default) and the
-// tests, process-wide. The results do not depend on them, to the bit.
+// dense-prefetch, at most kMaxPrefetchBytes; 0 restores the default) and the
+// tests, process-wide (cpu/forced_setting.h). The results do not depend on
+// them, to the bit.
 void set_dense_gemv_bands(size_t bands);
 void set_dense_gemv_prefetch_bytes(size_t bytes);
 
