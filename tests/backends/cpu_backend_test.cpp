@@ -220,6 +220,22 @@ TEST(CpuBackend, ShortContextAttentionOnThreeThreadsEqualsOne) {
   }
 }
 
+// How far ahead attention asks for its rows (the tuning knob
+// attention-prefetch) changes no bit, near the end of the cache too.
+TEST(CpuBackend, AttentionPrefetchDistanceChangesNoBit) {
+  CpuBackend cpu(BackendOptions{.threads = 2});
+  for (uint32_t seq_len : {100u, 3001u}) {
+    const std::vector<float> expected = attention_runs(cpu, seq_len, 1)[0];
+    for (int64_t blocks : {1, 5, 16}) {
+      cpu.set_tuning("attention-prefetch", blocks);
+      const std::vector<float> got = attention_runs(cpu, seq_len, 1)[0];
+      cpu.set_tuning("attention-prefetch", 0);
+      ASSERT_TRUE(same_bits(got, expected)) << seq_len << " positions, " << blocks << " blocks ahead";
+    }
+  }
+  EXPECT_THROW(cpu.set_tuning("attention-prefetch", 17), Error);
+}
+
 TEST(CpuBackend, UnknownSimdTargetNamesItAndTheAvailableOnes) {
   try {
     CpuBackend cpu(BackendOptions{.threads = 1, .simd_target = "avx9"});

@@ -17,6 +17,7 @@
 
 #include "cpu/cpu_backend.h"
 #include "cpu/cpu_math.h"
+#include "cpu/forced_setting.h"
 #include "cpu/fp8_kv_quantize.h"
 #include "cpu/gemv_scheduler.h"
 #include "host/kv_rows.h"
@@ -70,7 +71,8 @@ constexpr uint32_t kBlock = 32;
 // ahead, the Zen 5 host's DRAM answered too late; two read 4096 positions of
 // a bf16 cache in 265-275 us instead of 325-338, fp8 in 327-336 instead of
 // 361-370 (BM_AttentionDecode, three rounds; three, four or six blocks no better).
-constexpr uint32_t kPrefetchDistance = 2 * kBlock;
+constexpr uint32_t kPrefetchBlocks = 2;
+cpu::ForcedSetting forced_prefetch_blocks;
 
 // Pieces per thread at most. Two chunks per thread, fixed, left the launching
 // thread waiting up to 40% of the kernel's time at 4096 positions (0.2-40%
@@ -91,7 +93,7 @@ constexpr uint32_t kRunMax = 32 * kBlock;
 // rises), then all its V rows weighted. Each cached row is read once, in
 // order, for all the query heads (a KV head's slice for the query heads
 // sharing it), the K rows of a run as one stream and then its V rows as
-// another; each block of rows asks for the rows kPrefetchDistance on in its
+// another; each block of rows asks for the rows kPrefetchBlocks on in its
 // own cache, across runs and pieces (the thread that reads a piece usually
 // reads the next one too). Writes, per piece and query head h, at its slots +
 // h * (head_dim + 2): the unnormalised output (head_dim floats), then the
@@ -111,9 +113,10 @@ void attend_pieces(const AttentionDecodeArgs& a, uint32_t t_begin, uint32_t t_en
   const uint32_t run_len = std::min(piece_len, kRunMax);
   thread_local std::vector<float> scores;  // [n_heads_q, run_len]: one contiguous row per query head
   scores.resize(size_t{run_len} * a.n_heads_q);
-  // Rows [t0, t0 + kBlock) of a cache, clipped at `end`, asking for those kPrefetchDistance on.
+  const auto distance = static_cast<uint32_t>(kBlock * forced_prefetch_blocks.or_default(kPrefetchBlocks));
+  // Rows [t0, t0 + kBlock) of a cache, clipped at `end`, asking for those `distance` on.
   const auto block = [&](DevicePtr cache, uint32_t t0, uint32_t end) {
-    const uint32_t prefetch = t0 + kPrefetchDistance < seq_len ? kPrefetchDistance : 0;
+    const uint32_t prefetch = t0 + distance < seq_len ? distance : 0;
     return kv_block<E>(cache, a, t0, std::min(kBlock, end - t0), prefetch);
   };
   for (uint32_t p0 = t_begin; p0 < t_end; p0 += piece_len) {
@@ -203,6 +206,10 @@ void register_for(CpuBackend& cpu) {
 }
 
 }  // namespace
+
+void cpu::set_attention_prefetch_blocks(size_t blocks) {
+  forced_prefetch_blocks.force_at_most(blocks, "attention prefetch distance in blocks of 32 positions", 16);
+}
 
 void register_cpu_attention_kernels(CpuBackend& cpu) {
   register_for<F32Element>(cpu);

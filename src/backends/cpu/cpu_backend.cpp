@@ -91,7 +91,8 @@ struct TuningKnob {
   std::string_view name;
   void (*set)(size_t);
 };
-constexpr TuningKnob kTuningKnobs[] = {{"dense-bands", cpu::set_dense_gemv_bands},
+constexpr TuningKnob kTuningKnobs[] = {{"attention-prefetch", cpu::set_attention_prefetch_blocks},
+                                       {"dense-bands", cpu::set_dense_gemv_bands},
                                        {"dense-prefetch", cpu::set_dense_gemv_prefetch_bytes},
                                        {"gguf-x16-bands", gguf_cpu::set_x16_bands},
                                        {"gguf-x16-prefetch", gguf_cpu::set_x16_prefetch_bytes},

@@ -61,6 +61,13 @@ class CpuBackend final : public HostBackend {
   std::vector<float> launch_scratch_;
 };
 
+namespace cpu {
+// How many blocks of 32 positions ahead decode attention asks for its K and V
+// rows (2; at most 16, 0: the default again): the tuning knob
+// attention-prefetch, process-wide. The results do not depend on it.
+void set_attention_prefetch_blocks(size_t blocks);
+}  // namespace cpu
+
 void register_cpu_gemv_kernels(CpuBackend& cpu);
 void register_cpu_norm_kernels(CpuBackend& cpu);
 void register_cpu_attention_kernels(CpuBackend& cpu);
