@@ -31,7 +31,7 @@ struct BenchOptions {
   double probe_gib = 0;  // 0: 1 GiB of host memory, 4 GiB of device memory
   bool json = false;
   bool profile = false;
-  std::string ab;  // KNOB=VALUE: each repeat runs the backend's defaults and then the knob set, in turn
+  std::string ab;  // KNOB=VALUE[,...]: each repeat runs the backend's defaults and the knobs set, in turn
 };
 
 // --ab's setting: knobs and their values.

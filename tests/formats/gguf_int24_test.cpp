@@ -88,9 +88,7 @@ std::vector<float> cpu_gemv(const BackendOptions& options, DType type, DType lay
   const auto m = make_dense_weights(*gpu, type, rows, cols, w.data(), gpu->default_stream());
   EXPECT_EQ(m->dtype(), layout);
   Device d{*gpu, {}};
-  const DevicePtr y = d.put(std::vector<float>(rows, NAN));
-  m->gemv(*gpu, d.put(varied_floats(cols, seed + 1)), y, gpu->default_stream());
-  return d.get(y, rows);
+  return d.gemv(*m, d.put(varied_floats(cols, seed + 1)), rows);
 }
 
 // Q8_0 stays row-major with float x (its float kernel is the faster one):
@@ -142,19 +140,14 @@ TEST_P(Int24Cpu, TuningKnobsChangeNoBit) {
       ASSERT_EQ(m->dtype(), *gguf_regrouped_layout(type));
       Device d{*gpu, {}};
       const DevicePtr dx = d.put(x);
-      const auto gemv = [&] {
-        const DevicePtr y = d.put(std::vector<float>(kRows, NAN));
-        m->gemv(*gpu, dx, y, gpu->default_stream());
-        return d.get(y, kRows);
-      };
-      const std::vector<float> defaults = gemv();
+      const std::vector<float> defaults = d.gemv(*m, dx, kRows);
       for (const auto& [knob, value] : settings) {
         gpu->set_tuning(knob, value);
         // The knob reaches what the kernels read.
         ASSERT_EQ(knob == "gguf-x16-bands" ? gguf_cpu::x16_bands(m->dtype(), options.int8_activations ? 1 : kDigits)
                                            : gguf_cpu::x16_prefetch_bytes(),
                   static_cast<size_t>(value));
-        const std::vector<float> tuned = gemv();
+        const std::vector<float> tuned = d.gemv(*m, dx, kRows);
         gpu->set_tuning(knob, 0);
         ASSERT_EQ(std::memcmp(tuned.data(), defaults.data(), kRows * sizeof(float)), 0) << knob << "=" << value;
       }

@@ -3,12 +3,14 @@
 // is the library's, formats/gguf_converter.h.)
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "qwen35/backend.h"
 #include "qwen35/dtype.h"
+#include "qwen35/quant_weights.h"
 
 namespace qwen35::testing {
 
@@ -35,6 +37,12 @@ struct Device {
     gpu.download(out.data(), p, n * sizeof(float), gpu.default_stream());
     gpu.synchronize(gpu.default_stream());
     return out;
+  }
+  // y = w x, y starting as NaNs so that a row the gemv leaves unwritten shows.
+  std::vector<float> gemv(const QuantWeights& w, DevicePtr x, size_t rows) {
+    const DevicePtr y = put(std::vector<float>(rows, std::nanf("")));
+    w.gemv(gpu, x, y, gpu.default_stream());
+    return get(y, rows);
   }
 };
 

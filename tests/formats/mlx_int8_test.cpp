@@ -227,16 +227,11 @@ TEST(MlxInt8Activations, RegroupedBandsChangeNoBit) {
                                              m.scales.data(), m.biases.data(), gpu->default_stream());
       Device d{*gpu, {}};
       const DevicePtr dx = d.put(x);
-      const auto gemv = [&] {
-        const DevicePtr y = d.put(std::vector<float>(kRows, NAN));
-        w->gemv(*gpu, dx, y, gpu->default_stream());
-        return d.get(y, kRows);
-      };
-      const std::vector<float> defaults = gemv();
+      const std::vector<float> defaults = d.gemv(*w, dx, kRows);
       for (int64_t bands : {1, 2, 4}) {
         gpu->set_tuning("mlx-x16-bands", bands);
         ASSERT_EQ(cpu::mlx_x16_bands(), static_cast<size_t>(bands));
-        const std::vector<float> tuned = gemv();
+        const std::vector<float> tuned = d.gemv(*w, dx, kRows);
         gpu->set_tuning("mlx-x16-bands", 0);
         ASSERT_EQ(std::memcmp(tuned.data(), defaults.data(), kRows * sizeof(float)), 0) << bands << " bands";
       }

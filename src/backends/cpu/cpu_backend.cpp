@@ -86,7 +86,7 @@ std::string CpuBackend::device_description() const {
 
 namespace {
 
-// Both knobs are process-wide, as the kernels that read them are.
+// Every knob is process-wide, as the kernels that read it are (cpu/forced_setting.h).
 struct TuningKnob {
   std::string_view name;
   void (*set)(size_t);

@@ -23,9 +23,9 @@ class CpuBackend final : public HostBackend {
     pool_.set_timing(enabled);
     HostBackend::set_profiling(enabled);
   }
-  // gguf-x16-bands (cpu/gguf_x16.h) and heavy-int8-bands (cpu/row_bands.h):
-  // the read streams per thread of the regrouped GGUF gemvs and of Q6_K and
-  // mlx4 rows with x in 8 bits.
+  // The read streams per thread and prefetch distances of the gemvs and
+  // attention, each a setter beside its kernels' defaults (the list is
+  // cpu_backend.cpp's kTuningKnobs).
   std::vector<std::string> tuning_knobs() const override;
   void set_tuning(std::string_view knob, int64_t value) override;
   // How the GGUF and MLX gemvs take x, in 8-bit digits (0: as floats): in 1

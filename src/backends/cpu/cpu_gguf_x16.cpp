@@ -411,11 +411,7 @@ void groups(const Grouped* w, const cpu::Int8Activations& x, size_t cols, const 
     if (ahead >= cpu::kMinPrefetchBytes) return kernel(std::true_type());
     kernel(std::false_type());
   };
-  switch (p.bands) {
-    case 1: return cpu::for_row_bands<1, 16>(p, base, y, dots);
-    case 2: return cpu::for_row_bands<2, 16>(p, base, y, dots);
-    default: return cpu::for_row_bands<4, 16>(p, base, y, dots);
-  }
+  cpu::for_any_row_bands<16>(p, base, y, dots);
 }
 
 template <typename Grouped>

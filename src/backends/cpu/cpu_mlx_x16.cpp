@@ -206,11 +206,7 @@ void groups_t(const simd::MlxRows& w, const MlxInt8Activations& x, const float* 
     for (size_t k = 0; k < G; ++k) g[k] = grouped + (first + k * stride) * layout.group_bytes;
     group_dots<Bits, T, G, D>(g, layout, x, w.cols, w.group_size, out);
   };
-  switch (p.bands) {
-    case 1: return for_row_bands<1, kMlxGroupedRows>(p, base, y, dots);
-    case 2: return for_row_bands<2, kMlxGroupedRows>(p, base, y, dots);
-    default: return for_row_bands<4, kMlxGroupedRows>(p, base, y, dots);
-  }
+  for_any_row_bands<kMlxGroupedRows>(p, base, y, dots);
 }
 
 template <typename T>

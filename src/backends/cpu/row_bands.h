@@ -112,6 +112,18 @@ void for_row_bands(const RowPasses& p, const float* base, float* y, const Dot& d
   }
 }
 
+// for_row_bands in p.bands bands, 1, 2 or 4 (those the tuning knobs may
+// force), each count a kernel of its own: dot's K rows are a compile-time
+// count, which keeps a band's accumulators in registers.
+template <size_t kOutputs = 1, typename Dot>
+void for_any_row_bands(const RowPasses& p, const float* base, float* y, const Dot& dot) {
+  switch (p.bands) {
+    case 1: return for_row_bands<1, kOutputs>(p, base, y, dot);
+    case 2: return for_row_bands<2, kOutputs>(p, base, y, dot);
+    default: return for_row_bands<4, kOutputs>(p, base, y, dot);
+  }
+}
+
 // Calls f(row) for every row of passes p, in no particular order (the scalar kernels).
 template <typename F>
 void for_each_row(const RowPasses& p, const F& f) {

@@ -94,9 +94,7 @@ void gemv_bands_t(const T* w, const float* x, const float* base, float* y, const
     for (size_t k = 0; k < K; ++k) rows[k] = w + (first + k * stride) * cols;
     dot_rows_t<K>(rows, x, cols, out, prefetch_bytes);
   };
-  if (p.bands == 4) return cpu::for_row_bands<4>(p, base, y, dot);
-  if (p.bands == 1) return cpu::for_row_bands<1>(p, base, y, dot);
-  cpu::for_row_bands<2>(p, base, y, dot);
+  cpu::for_any_row_bands(p, base, y, dot);
 }
 
 template <typename T>
