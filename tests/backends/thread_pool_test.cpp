@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -85,6 +87,35 @@ TEST(ThreadPool, ManyLaunchesInARow) {
     pool.parallel_for(16, 1, [&](size_t begin, size_t end) { total += static_cast<long>(end - begin); });
   }
   EXPECT_EQ(total.load(), 5000L * 16);
+}
+
+// Launches spaced so that the workers have stopped spinning and sleep (about
+// 0.1 ms), or are just about to: each must still be woken, and the caller,
+// which sleeps in its join while a worker's chunk outlasts its spin, woken
+// back. A lost wake-up would hang: a watchdog aborts the test instead.
+TEST(ThreadPool, WakesSleepingWorkersAndCaller) {
+  std::atomic<bool> finished{false};
+  std::thread watchdog([&] {
+    for (int waited = 0; !finished; ++waited) {
+      if (waited == 3000) {
+        std::fprintf(stderr, "ThreadPool: a launch never finished (a lost wake-up)\n");
+        std::abort();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  ThreadPool pool(3);
+  std::atomic<long> total{0};
+  for (int launch = 0; launch < 60; ++launch) {
+    std::this_thread::sleep_for(std::chrono::microseconds(40 * (launch % 8)));
+    pool.parallel_for(3, 1, [&](size_t begin, size_t end) {
+      if (launch % 5 == 0 && begin == 2) std::this_thread::sleep_for(std::chrono::microseconds(500));
+      total += static_cast<long>(end - begin);
+    });
+  }
+  EXPECT_EQ(total.load(), 60L * 3);
+  finished = true;
+  watchdog.join();
 }
 
 }  // namespace

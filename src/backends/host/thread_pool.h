@@ -1,7 +1,10 @@
 // A persistent pool of worker threads with cheap fork/join: parallel_for hands
 // out chunks of an index range through one atomic counter, and the calling
 // thread works too. Decode issues hundreds of launches per token, so workers
-// spin briefly before sleeping.
+// spin briefly before sleeping, and a launch reaches a spinning worker, and
+// its end the spinning caller, through atomics alone: the mutex and condition
+// variables are touched only by a thread that goes to sleep and by whoever
+// must wake it.
 #pragma once
 
 #include <atomic>
@@ -35,6 +38,7 @@ class ThreadPool {
   double join_wait_seconds() const { return join_wait_seconds_; }
 
  private:
+  void publish_generation();
   void worker_loop();
   void run_chunks();
   void join();
@@ -43,9 +47,14 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;
-  uint64_t generation_ = 0;  // guarded by mutex_, also read relaxed while spinning
-  std::atomic<uint64_t> published_generation_{0};
-  bool stopping_ = false;
+  // Bumped once per launch, after the launch's fields below are set.
+  std::atomic<uint64_t> generation_{0};
+  // Workers asleep on wake_, and whether the caller sleeps on done_: counted
+  // under mutex_ before sleeping, so that whoever publishes (a generation, the
+  // last worker's finish) and then finds them nonzero takes mutex_ to notify.
+  std::atomic<unsigned> sleeping_workers_{0};
+  std::atomic<bool> caller_sleeping_{false};
+  bool stopping_ = false;  // set before the last generation is published
 
   const std::function<void(size_t, size_t)>* body_ = nullptr;
   size_t n_ = 0;
