@@ -5,9 +5,14 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
+#include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "cpu/int8_activations.h"
@@ -29,6 +34,72 @@ namespace {
 unsigned bench_threads() {
   const char* threads = std::getenv("QWEN35_BENCH_THREADS");
   return threads ? static_cast<unsigned>(std::strtoul(threads, nullptr, 10)) : 0;
+}
+
+// QWEN35_BENCH_AB="KNOB=VALUE[,KNOB=VALUE...]": the benchmarks that take it
+// (BM_Gemv, BM_MlxGemv, BM_AttentionDecode) launch in pairs, once with the backend's defaults and once with
+// these tuning knobs set (GpuBackend::set_tuning), which first alternating, as
+// `qwen35 bench --ab` does for decode, and report the default's time over the
+// tuned one's as the counter ab_speedup: on a shared VM whose memory speed
+// drifts by a third within minutes, separate runs do not tell settings apart.
+struct TuningAb {
+  std::vector<std::pair<std::string, int64_t>> knobs;
+
+  static const TuningAb* from_env() {
+    static const std::optional<TuningAb> ab = []() -> std::optional<TuningAb> {
+      const char* text = std::getenv("QWEN35_BENCH_AB");
+      if (!text || !*text) return std::nullopt;
+      TuningAb parsed;
+      std::string_view rest = text;
+      while (!rest.empty()) {
+        const std::string_view item = rest.substr(0, rest.find(','));
+        rest.remove_prefix(std::min(rest.size(), item.size() + 1));
+        const size_t equals = item.find('=');
+        if (equals == std::string_view::npos) fail("QWEN35_BENCH_AB wants KNOB=VALUE[,...], not '{}'", text);
+        parsed.knobs.emplace_back(item.substr(0, equals), std::stoll(std::string(item.substr(equals + 1))));
+      }
+      return parsed;
+    }();
+    return ab ? &*ab : nullptr;
+  }
+
+  void set(GpuBackend& gpu, bool tuned) const {
+    for (const auto& [knob, value] : knobs) gpu.set_tuning(knob, tuned ? value : 0);
+  }
+};
+
+// Launches per benchmark iteration: two in an A/B pair.
+size_t launches_per_iteration() { return TuningAb::from_env() ? 2 : 1; }
+
+// Runs `launch_once` for each of the state's iterations: plainly, or with
+// QWEN35_BENCH_AB, in default/tuned pairs timed apart (ab_speedup).
+template <typename Launch>
+void run_with_ab(benchmark::State& state, GpuBackend& gpu, Launch launch_once) {
+  const TuningAb* ab = TuningAb::from_env();
+  if (!ab) {
+    for (auto _ : state) launch_once();
+    return;
+  }
+  try {
+    ab->set(gpu, true);
+  } catch (const Error& e) {
+    state.SkipWithError(e.what());  // an unknown knob or a bad value, named by the backend
+    return;
+  }
+  double seconds[2] = {0, 0};
+  size_t pair = 0;
+  for (auto _ : state) {
+    for (int k = 0; k < 2; ++k) {
+      const bool tuned = (k == 0) == (pair % 2 == 1);
+      ab->set(gpu, tuned);
+      const auto start = std::chrono::steady_clock::now();
+      launch_once();
+      seconds[tuned] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    ++pair;
+  }
+  ab->set(gpu, false);
+  state.counters["ab_speedup"] = seconds[1] > 0 ? seconds[0] / seconds[1] : 0;
 }
 
 // The CPU backend by x's digits: 0, float x; 1, the one whose GGUF and MLX gemvs
@@ -81,11 +152,11 @@ void BM_Gemv(benchmark::State& state) {
   DeviceBuffer x = filled(cols * 4, 0x3c, gpu), y(gpu, rows * 4);
   const auto kernel = resolve_kernel<GemvArgs>(gpu, "gemv_" + dtype_lower_name(type));
   size_t i = 0;
-  for (auto _ : state) {
+  run_with_ab(state, gpu, [&] {
     launch(gpu, kernel, GemvArgs{.w = w[i++ % copies].ptr(), .x = x.ptr(), .y = y.ptr(), .rows = rows, .cols = cols},
            gpu.default_stream());
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes));
+  });
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes * launches_per_iteration()));
   state.SetLabel(std::string(dtype_name(type)) + x_label(state.range(4)));
 }
 BENCHMARK(BM_Gemv)
@@ -151,15 +222,15 @@ void BM_MlxGemv(benchmark::State& state) {
   const std::string layout = "mlx" + std::to_string(bits) + (x16 ? "x16" : "");
   const auto kernel = resolve_kernel<MlxGemvArgs>(gpu, "gemv_" + layout + "_bf16");
   size_t i = 0;
-  for (auto _ : state) {
+  run_with_ab(state, gpu, [&] {
     const DevicePtr codes = w[i++ % copies].ptr();
     const MlxMatrixRef m{
         .codes = codes, .scales = codes.offset(code_bytes), .biases = codes.offset(code_bytes + scale_bytes)};
     launch(gpu, kernel,
            MlxGemvArgs{.w = m, .x = x.ptr(), .y = y.ptr(), .rows = rows, .cols = cols, .group_size = kGroup},
            gpu.default_stream());
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes));
+  });
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes * launches_per_iteration()));
   state.SetLabel(layout + x_label(state.range(4)));
 }
 BENCHMARK(BM_MlxGemv)
@@ -192,15 +263,15 @@ void BM_AttentionDecode(benchmark::State& state) {
   const auto kernel =
       resolve_kernel<AttentionDecodeArgs>(cpu(), fp8 ? "attention_decode_fp8" : "attention_decode_bf16");
   size_t i = 0;
-  for (auto _ : state) {
+  run_with_ab(state, cpu(), [&] {
     const size_t c = i++ % copies;
     launch(cpu(), kernel,
            AttentionDecodeArgs{.q = q.ptr(), .k_cache = k[c].ptr(), .v_cache = v[c].ptr(), .step = step.ptr(),
                                .out = out.ptr(), .n_heads_q = n_q, .n_heads_kv = n_kv, .head_dim = hd,
                                .scale = 0.0625f},
            cpu().default_stream());
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * 2 * cache_bytes));
+  });
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * 2 * cache_bytes * launches_per_iteration()));
   state.SetLabel(fp8 ? "fp8 cache" : "bf16 cache");
 }
 BENCHMARK(BM_AttentionDecode)
