@@ -19,9 +19,10 @@ DevicePtr forward_linear_attention(GpuBackend& gpu, const Qwen35ForwardConfig& c
   detail::rms_norm_vector(gpu, kernels, x_in, layer.input_norm, s.x_norm.ptr(), cfg.hidden, cfg.rms_eps, stream);
   show(gpu, stream, hook, "x_norm", s.x_norm.ptr(), cfg.hidden);
 
-  // u = W_qkv h [conv_dim]; z = W_z h [nv * dv]; a = W_a h, b = W_b h [nv]
-  layer.in_proj_qkv->gemv(gpu, s.x_norm.ptr(), s.qkv.ptr(), stream);
-  layer.in_proj_z->gemv(gpu, s.x_norm.ptr(), s.z.ptr(), stream);
+  // u = W_qkv h [conv_dim]; z = W_z h [nv * dv]; a = W_a h, b = W_b h [nv].
+  // qkv and z go as one pair where the weights allow (one launch, h prepared
+  // once; otherwise two gemvs), like a and b.
+  layer.in_proj_qkv->gemv_gate_up_with(*layer.in_proj_z, gpu, s.x_norm.ptr(), s.qkv.ptr(), s.z.ptr(), stream);
   layer.in_proj_a->gemv_gate_up_with(*layer.in_proj_b, gpu, s.x_norm.ptr(), s.a.ptr(), s.b.ptr(), stream);
   show(gpu, stream, hook, "qkv", s.qkv.ptr(), cfg.conv_dim_lin());
   show(gpu, stream, hook, "z", s.z.ptr(), cfg.value_dim_lin());
