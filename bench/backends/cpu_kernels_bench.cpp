@@ -187,7 +187,7 @@ BENCHMARK(BM_Gemv)
 // rows already go to every thread (the scheduler keeps 8 light rows or fewer
 // on the launching one), so the time is the threads' handoffs: the others waking,
 // claiming and reporting back, each a cache line crossing cores. A decode
-// launches ~290 times per token.
+// launches ~270 times per token.
 void BM_LaunchOverhead(benchmark::State& state) {
   const auto rows = static_cast<uint32_t>(state.range(0));
   constexpr uint32_t kCols = 16;
