@@ -19,6 +19,7 @@
 #include "qwen35/device_bandwidth.h"
 #include "qwen35/host_bandwidth.h"
 #include "qwen35/sampling.h"
+#include "qwen35/tuning.h"
 
 namespace {
 
@@ -37,41 +38,15 @@ struct BenchOptions {
 // --ab's setting: knobs and their values.
 struct TuningAb {
   std::string text;  // as given
-  std::vector<std::pair<std::string, int64_t>> knobs;
+  std::vector<qwen35::TuningSetting> knobs;
 
-  void apply(qwen35::GpuBackend& gpu) const {
-    for (const auto& [knob, value] : knobs) gpu.set_tuning(knob, value);
-  }
-  void reset(qwen35::GpuBackend& gpu) const {
-    for (const auto& [knob, value] : knobs) gpu.set_tuning(knob, 0);
-  }
+  void apply(qwen35::GpuBackend& gpu) const { qwen35::apply_tuning(gpu, knobs, true); }
+  void reset(qwen35::GpuBackend& gpu) const { qwen35::apply_tuning(gpu, knobs, false); }
 };
 
-// "KNOB=VALUE[,KNOB=VALUE...]".
 std::optional<TuningAb> parse_ab(const std::string& text) {
   if (text.empty()) return std::nullopt;
-  TuningAb ab{.text = text, .knobs = {}};
-  size_t begin = 0;
-  while (begin <= text.size()) {
-    const size_t comma = std::min(text.find(',', begin), text.size());
-    const std::string item = text.substr(begin, comma - begin);
-    const size_t equals = item.find('=');
-    if (equals == std::string::npos || equals == 0) {
-      qwen35::fail("--ab wants KNOB=VALUE[,KNOB=VALUE...], not '{}'", text);
-    }
-    const std::string value = item.substr(equals + 1);
-    size_t used = 0;
-    int64_t number = 0;
-    try {
-      number = std::stoll(value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != value.size()) qwen35::fail("--ab '{}': the value '{}' is not a whole number", text, value);
-    ab.knobs.emplace_back(item.substr(0, equals), number);
-    begin = comma + 1;
-  }
-  return ab;
+  return TuningAb{.text = text, .knobs = qwen35::parse_tuning_settings(text, "--ab")};
 }
 
 double median(std::vector<double> v) {

@@ -8,11 +8,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 #include <random>
 #include <string>
-#include <string_view>
-#include <utility>
 #include <vector>
 
 #include "cpu/int8_activations.h"
@@ -23,6 +20,7 @@
 #include "qwen35/dtype.h"
 #include "qwen35/kernels.h"
 #include "qwen35/mlx_affine.h"
+#include "qwen35/tuning.h"
 
 namespace qwen35 {
 namespace {
@@ -36,70 +34,55 @@ unsigned bench_threads() {
   return threads ? static_cast<unsigned>(std::strtoul(threads, nullptr, 10)) : 0;
 }
 
-// QWEN35_BENCH_AB="KNOB=VALUE[,KNOB=VALUE...]": the benchmarks that take it
-// (BM_Gemv, BM_MlxGemv, BM_AttentionDecode) launch in pairs, once with the backend's defaults and once with
-// these tuning knobs set (GpuBackend::set_tuning), which first alternating, as
-// `qwen35 bench --ab` does for decode, and report the default's time over the
-// tuned one's as the counter ab_speedup: on a shared VM whose memory speed
-// drifts by a third within minutes, separate runs do not tell settings apart.
-struct TuningAb {
-  std::vector<std::pair<std::string, int64_t>> knobs;
-
-  static const TuningAb* from_env() {
-    static const std::optional<TuningAb> ab = []() -> std::optional<TuningAb> {
-      const char* text = std::getenv("QWEN35_BENCH_AB");
-      if (!text || !*text) return std::nullopt;
-      TuningAb parsed;
-      std::string_view rest = text;
-      while (!rest.empty()) {
-        const std::string_view item = rest.substr(0, rest.find(','));
-        rest.remove_prefix(std::min(rest.size(), item.size() + 1));
-        const size_t equals = item.find('=');
-        if (equals == std::string_view::npos) fail("QWEN35_BENCH_AB wants KNOB=VALUE[,...], not '{}'", text);
-        parsed.knobs.emplace_back(item.substr(0, equals), std::stoll(std::string(item.substr(equals + 1))));
-      }
-      return parsed;
-    }();
-    return ab ? &*ab : nullptr;
-  }
-
-  void set(GpuBackend& gpu, bool tuned) const {
-    for (const auto& [knob, value] : knobs) gpu.set_tuning(knob, tuned ? value : 0);
-  }
-};
-
-// Launches per benchmark iteration: two in an A/B pair.
-size_t launches_per_iteration() { return TuningAb::from_env() ? 2 : 1; }
+// QWEN35_BENCH_AB="KNOB=VALUE[,KNOB=VALUE...]" (qwen35/tuning.h): the
+// benchmarks that take it (BM_Gemv, BM_MlxGemv, BM_AttentionDecode) launch in
+// pairs, once with the backend's defaults and once with these tuning knobs
+// set, which first alternating, as `qwen35 bench --ab` does for decode, and
+// report the default's time over the tuned one's as the counter ab_speedup:
+// on a shared VM whose memory speed drifts by a third within minutes,
+// separate runs do not tell settings apart. Parsed once; empty without the
+// variable; a malformed one is reported by each benchmark that takes it
+// (run_with_ab).
+const std::vector<TuningSetting>& bench_ab_settings() {
+  static const std::vector<TuningSetting> settings = [] {
+    const char* text = std::getenv("QWEN35_BENCH_AB");
+    return text && *text ? parse_tuning_settings(text, "QWEN35_BENCH_AB") : std::vector<TuningSetting>{};
+  }();
+  return settings;
+}
 
 // Runs `launch_once` for each of the state's iterations: plainly, or with
-// QWEN35_BENCH_AB, in default/tuned pairs timed apart (ab_speedup).
+// QWEN35_BENCH_AB, in default/tuned pairs timed apart (ab_speedup). Returns
+// the launches per iteration, for the bytes processed.
 template <typename Launch>
-void run_with_ab(benchmark::State& state, GpuBackend& gpu, Launch launch_once) {
-  const TuningAb* ab = TuningAb::from_env();
-  if (!ab) {
-    for (auto _ : state) launch_once();
-    return;
-  }
+size_t run_with_ab(benchmark::State& state, GpuBackend& gpu, Launch launch_once) {
+  const std::vector<TuningSetting>* ab = nullptr;
   try {
-    ab->set(gpu, true);
+    ab = &bench_ab_settings();
+    apply_tuning(gpu, *ab, true);  // refused here if the backend lacks a knob or the value
   } catch (const Error& e) {
-    state.SkipWithError(e.what());  // an unknown knob or a bad value, named by the backend
-    return;
+    state.SkipWithError(e.what());
+    return 1;
+  }
+  if (ab->empty()) {
+    for (auto _ : state) launch_once();
+    return 1;
   }
   double seconds[2] = {0, 0};
   size_t pair = 0;
   for (auto _ : state) {
     for (int k = 0; k < 2; ++k) {
       const bool tuned = (k == 0) == (pair % 2 == 1);
-      ab->set(gpu, tuned);
+      apply_tuning(gpu, *ab, tuned);
       const auto start = std::chrono::steady_clock::now();
       launch_once();
       seconds[tuned] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
     ++pair;
   }
-  ab->set(gpu, false);
+  apply_tuning(gpu, *ab, false);
   state.counters["ab_speedup"] = seconds[1] > 0 ? seconds[0] / seconds[1] : 0;
+  return 2;
 }
 
 // The CPU backend by x's digits: 0, float x; 1, the one whose GGUF and MLX gemvs
@@ -152,11 +135,11 @@ void BM_Gemv(benchmark::State& state) {
   DeviceBuffer x = filled(cols * 4, 0x3c, gpu), y(gpu, rows * 4);
   const auto kernel = resolve_kernel<GemvArgs>(gpu, "gemv_" + dtype_lower_name(type));
   size_t i = 0;
-  run_with_ab(state, gpu, [&] {
+  const size_t launches = run_with_ab(state, gpu, [&] {
     launch(gpu, kernel, GemvArgs{.w = w[i++ % copies].ptr(), .x = x.ptr(), .y = y.ptr(), .rows = rows, .cols = cols},
            gpu.default_stream());
   });
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes * launches_per_iteration()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes * launches));
   state.SetLabel(std::string(dtype_name(type)) + x_label(state.range(4)));
 }
 BENCHMARK(BM_Gemv)
@@ -222,7 +205,7 @@ void BM_MlxGemv(benchmark::State& state) {
   const std::string layout = "mlx" + std::to_string(bits) + (x16 ? "x16" : "");
   const auto kernel = resolve_kernel<MlxGemvArgs>(gpu, "gemv_" + layout + "_bf16");
   size_t i = 0;
-  run_with_ab(state, gpu, [&] {
+  const size_t launches = run_with_ab(state, gpu, [&] {
     const DevicePtr codes = w[i++ % copies].ptr();
     const MlxMatrixRef m{
         .codes = codes, .scales = codes.offset(code_bytes), .biases = codes.offset(code_bytes + scale_bytes)};
@@ -230,7 +213,7 @@ void BM_MlxGemv(benchmark::State& state) {
            MlxGemvArgs{.w = m, .x = x.ptr(), .y = y.ptr(), .rows = rows, .cols = cols, .group_size = kGroup},
            gpu.default_stream());
   });
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes * launches_per_iteration()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes * launches));
   state.SetLabel(layout + x_label(state.range(4)));
 }
 BENCHMARK(BM_MlxGemv)
@@ -263,7 +246,7 @@ void BM_AttentionDecode(benchmark::State& state) {
   const auto kernel =
       resolve_kernel<AttentionDecodeArgs>(cpu(), fp8 ? "attention_decode_fp8" : "attention_decode_bf16");
   size_t i = 0;
-  run_with_ab(state, cpu(), [&] {
+  const size_t launches = run_with_ab(state, cpu(), [&] {
     const size_t c = i++ % copies;
     launch(cpu(), kernel,
            AttentionDecodeArgs{.q = q.ptr(), .k_cache = k[c].ptr(), .v_cache = v[c].ptr(), .step = step.ptr(),
@@ -271,7 +254,7 @@ void BM_AttentionDecode(benchmark::State& state) {
                                .scale = 0.0625f},
            cpu().default_stream());
   });
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * 2 * cache_bytes * launches_per_iteration()));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * 2 * cache_bytes * launches));
   state.SetLabel(fp8 ? "fp8 cache" : "bf16 cache");
 }
 BENCHMARK(BM_AttentionDecode)
