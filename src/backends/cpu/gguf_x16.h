@@ -26,7 +26,9 @@ namespace qwen35::gguf_cpu {
 // medians of 40 alternating pairs of 4 tokens, tok/s against none: q4_k
 // 1.07-1.31, q5_k 1.01-1.23, q6_k 1.00-1.15 in thirteen runs where the
 // probe read 57-81 GB/s; q4_k 0.99, q5_k 0.94, q6_k 1.05 where it read
-// 40-44); separate runs had not told them apart.
+// 40-44); separate runs had not told them apart. Since the thirty-ninth,
+// Q4_Kx16 asks for its blocks' lines of scales too and Q6_Kx16 for every line
+// of its blocks, which the codes' prefetches had left to DRAM (cpu_gguf_x16.cpp).
 constexpr size_t kX16PrefetchBytes = 4096;
 constexpr size_t kX16Bands = 4;
 // With x in 24 bits, two: a Q4_Kx16 pass of four bands keeps 24 accumulators
