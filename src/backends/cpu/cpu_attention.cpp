@@ -67,11 +67,16 @@ simd::KvBlock kv_block(DevicePtr cache, const AttentionDecodeArgs& a, uint32_t t
 // Positions per call of the SIMD kernels, and the unit of the pieces.
 constexpr uint32_t kBlock = 32;
 
-// How far ahead (positions) a block asks for rows: two blocks. One block
-// ahead, the Zen 5 host's DRAM answered too late; two read 4096 positions of
-// a bf16 cache in 265-275 us instead of 325-338, fp8 in 327-336 instead of
-// 361-370 (BM_AttentionDecode, three rounds; three, four or six blocks no better).
-constexpr uint32_t kPrefetchBlocks = 2;
+// How far ahead (positions) a block asks for rows: one block (32 KB of a
+// bf16 cache at the 0.8B shape, within L1). While a block was a run of its
+// own, one block ahead was answered too late on the Zen 5 host and two read
+// 4096 positions of a bf16 cache in 265-275 us instead of 325-338 (thirty-first
+// session). Since runs of up to 32 blocks read each cache as one stream
+// (thirty-sixth), one block reads faster again, compared in one process
+// (BM_AttentionDecode with QWEN35_BENCH_AB, fortieth session, from DRAM): 4096
+// positions 1.02-1.06 times as fast as two, 32768 1.02-1.07, 256 1.06-1.13;
+// from the caches 0.98-1.02. Four blocks 0.92 times two, eight 0.77-0.86.
+constexpr uint32_t kPrefetchBlocks = 1;
 cpu::ForcedSetting forced_prefetch_blocks;
 
 // Pieces per thread at most. Two chunks per thread, fixed, left the launching
