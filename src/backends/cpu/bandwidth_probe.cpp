@@ -67,7 +67,7 @@ std::vector<ReadBandwidth> HostReadProbe::measure_all(int repeats) {
   // Hardware prefetching alone, then with software prefetch a few lines ahead
   // (what the gemv kernels do): a roofline is the fastest of them. The last
   // two are the gemvs' own: the dense ones' four bands 1 KB ahead (on the
-  // Zen 5 host the fastest pattern, 5-8% above the others, fortieth session)
+  // Zen 5 host the fastest pattern, 5-8% above the next, fortieth session)
   // and the regrouped GGUF ones' two bands 4 KB ahead (there 0.72-0.80 of
   // the fastest, arithmetic aside), so that a run shows what their reads reach.
   std::vector<ReadBandwidth> results;
