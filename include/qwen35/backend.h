@@ -79,6 +79,14 @@ class GpuBackend {
   // full speed without staging; plain memory otherwise.
   virtual void* allocate_host(size_t bytes) { return ::operator new(bytes); }
   virtual void release_host(void* host) { ::operator delete(host); }
+  // Where the host reads `bytes` of device memory at `src` without a copy once
+  // `src`'s stream is synchronized: backends that compute in host memory return
+  // its address; others return nullptr (download it).
+  virtual const void* host_readable(DevicePtr src, size_t bytes) const {
+    (void)src;
+    (void)bytes;
+    return nullptr;
+  }
   // Backends that compute in host memory alias `host` instead of copying it
   // (memory-mapped weights stay shared with the page cache). Others return nullopt.
   virtual std::optional<DevicePtr> map_host(const void* host, size_t bytes) {

@@ -76,7 +76,8 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Runs token `token` at the next position and returns the logits [vocab].
+  // Runs token `token` at the next position and returns the logits [vocab],
+  // valid until the next decode (they may be the backend's own buffer).
   // Throws Error, before changing any state, if the token id is outside the
   // vocabulary or the context is full.
   std::span<const float> decode(int32_t token);
@@ -119,7 +120,8 @@ class Session {
   DeviceBuffer x_norm_;      // [H]
   DeviceBuffer logits_dev_;  // [vocab]
   DeviceBuffer step_params_;
-  std::unique_ptr<float, std::function<void(float*)>> logits_;  // [vocab], GpuBackend::allocate_host
+  // [vocab], GpuBackend::allocate_host; null where logits_dev_ is host_readable.
+  std::unique_ptr<float, std::function<void(float*)>> logits_;
   std::vector<float> hidden_host_;
   LayerObserver layer_observer_;
   DebugHook debug_hook_;

@@ -503,6 +503,31 @@ TEST_P(Conformance, MlxAffineGemvFamily) {
   }
 }
 
+// What decode returns its logits through: a backend whose memory the host
+// reads in place (the host backends) shows a buffer's bytes, after a kernel
+// wrote them and the stream was synchronized, where it says; the others say
+// nullptr, and a download copies them.
+TEST_P(Conformance, HostReadableMemoryHoldsWhatADownloadReads) {
+  const uint32_t n = 1000;
+  const std::vector<float> x = random_floats(n, seed(1), -2, 2), w = random_floats(n, seed(2), 0.5f, 1.5f);
+  DeviceBuffer dx(*gpu_, n * 4), dw(*gpu_, n * 4), dy(*gpu_, n * 4);
+  const Stream stream = gpu_->default_stream();
+  gpu_->upload(dx.ptr(), x.data(), n * 4, stream);
+  gpu_->upload(dw.ptr(), w.data(), n * 4, stream);
+  launch(*gpu_, resolve_kernel<RmsNormArgs>(*gpu_, "rms_norm"),
+         RmsNormArgs{.x = dx.ptr(), .weight = dw.ptr(), .y = dy.ptr(), .n_rows = 1, .row_len = n, .x_row_stride = n,
+                     .y_row_stride = n, .eps = 1e-6f},
+         stream);
+  std::vector<float> downloaded(n);
+  gpu_->download(downloaded.data(), dy.ptr(), n * 4, stream);
+  gpu_->synchronize(stream);
+  const void* in_place = gpu_->host_readable(dy.ptr(), n * 4);
+  if (GetParam() == "cpu" || GetParam() == "reference") ASSERT_NE(in_place, nullptr);
+  if (in_place == nullptr) return;
+  EXPECT_EQ(std::memcmp(in_place, downloaded.data(), n * 4), 0);
+  EXPECT_NE(std::memcmp(in_place, x.data(), n * 4), 0);  // the kernel's output, not its input
+}
+
 INSTANTIATE_TEST_SUITE_P(AllBackends, Conformance, ::testing::ValuesIn(backend_names()),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 

@@ -1,4 +1,4 @@
-// argmax against a plain scan on random logits of sizes around its chunk of 64,
+// argmax against a plain scan on random logits of sizes around its chunk of 256,
 // with the maximum placed in every position class (first chunk, middle, tail),
 // ties (the first wins), NaN (never chosen) and infinities.
 #include <gtest/gtest.h>
@@ -27,7 +27,7 @@ int64_t plain_argmax(const std::vector<float>& x) {
   return best;
 }
 
-const size_t kSizes[] = {1, 2, 7, 8, 9, 63, 64, 65, 127, 128, 129, 200, 1000, 248320};
+const size_t kSizes[] = {1, 2, 7, 8, 9, 31, 32, 33, 63, 64, 65, 200, 255, 256, 257, 511, 512, 513, 1000, 248320};
 
 TEST(Argmax, MatchesAPlainScanOnRandomLogits) {
   uint32_t seed = 1;
@@ -46,7 +46,7 @@ TEST(Argmax, FindsTheMaximumAnywhereAndTheFirstOfTies) {
       std::vector<float> x = random_floats(n, static_cast<uint32_t>(n + at), -1, 1);
       x[at] = 5.0f;
       ASSERT_EQ(argmax(x), static_cast<int64_t>(at)) << "n " << n;
-      for (size_t later : {at + 1, at + 64, n - 1}) {  // a tie later in the same chunk, the next one, or the tail
+      for (size_t later : {at + 1, at + 256, n - 1}) {  // a tie later in the same chunk, the next one, or the tail
         if (later <= at || later >= n) continue;
         std::vector<float> tied = x;
         tied[later] = 5.0f;

@@ -25,6 +25,7 @@ class HostBackend : public GpuBackend {
   void release(DevicePtr ptr) override;
   void upload(DevicePtr dst, const void* src, size_t bytes, Stream stream) override;
   void download(void* dst, DevicePtr src, size_t bytes, Stream stream) override;
+  const void* host_readable(DevicePtr src, size_t) const override { return host_ptr<const void>(src); }
   void copy(DevicePtr dst, DevicePtr src, size_t bytes, Stream stream) override;
   void fill(DevicePtr dst, uint8_t byte_value, size_t bytes, Stream stream) override;
   std::optional<DevicePtr> map_host(const void* host, size_t bytes) override;
