@@ -25,6 +25,27 @@ void BM_Argmax(benchmark::State& state) {
 }
 BENCHMARK(BM_Argmax)->ArgName("vocab")->Arg(248320)->Arg(151936);
 
+// Sampler::sample on 248320 logits: 0 greedy, 1 the qwen35 command's defaults
+// (temperature 0.8, top-k 40, top-p 0.95, min-p 0.05), 2 top-p 0.95 alone,
+// 3 temperature alone.
+void BM_Sample(benchmark::State& state) {
+  constexpr size_t kVocab = 248320;
+  std::vector<float> logits(kVocab);
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  for (float& l : logits) l = normal(rng);
+  qwen35::SamplerParams params[] = {
+      {.temperature = 0.0f},
+      {.temperature = 0.8f, .top_k = 40, .top_p = 0.95f, .min_p = 0.05f},
+      {.temperature = 0.8f, .top_p = 0.95f},
+      {.temperature = 0.8f},
+  };
+  qwen35::Sampler sampler(params[state.range(0)]);
+  for (auto _ : state) benchmark::DoNotOptimize(sampler.sample(logits));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kVocab * sizeof(float)));
+}
+BENCHMARK(BM_Sample)->ArgName("params")->DenseRange(0, 3);
+
 }  // namespace
 
 BENCHMARK_MAIN();

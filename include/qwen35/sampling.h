@@ -25,7 +25,7 @@ struct SamplerParams {
 
 // The index of the largest value (the first of equal ones; NaN never chosen),
 // or -1 when x is empty or all NaN. Fast enough to pick a greedy token from a
-// whole vocabulary each step (about 0.1 ms for 248k logits).
+// whole vocabulary each step (about 20 us for 248k logits in the caches).
 int64_t argmax(std::span<const float> x);
 
 // A candidate after filtering, with its renormalised probability.
@@ -66,6 +66,18 @@ class Sampler {
   // Fills candidates_ with the tokens that survive, most likely first, and returns the sum
   // of exp(logit - max) over them.
   double filter(std::span<const float> logits);
+  // candidates_ = the m most likely tokens of work_ whose logit is finite and at least
+  // `lower` (all of them if fewer), most likely first: one pass that holds at most 2m.
+  void collect_most_likely(size_t m, float lower);
+  bool penalised() const;  // whether apply_penalties would change anything
+  // work_ = the penalised, tempered logits (NaN as -inf); returns the argmax.
+  // Throws when no logit is finite.
+  int64_t prepare(std::span<const float> logits);
+  float min_p_floor_of(float max_logit) const;
+  // Neither top-k nor top-p: sample draws from every token above min-p, and
+  // ranks only as many as the draw walks past (sorting 248k logits took 25 ms).
+  bool draws_from_all(size_t n) const;
+  int32_t sample_from_all(std::span<const float> logits);
   double next_uniform();  // [0, 1)
 
   SamplerParams params_;

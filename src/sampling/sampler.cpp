@@ -1,12 +1,18 @@
 // Sampler: penalties and temperature on a copy of the logits, then the filters on a
-// candidate list sorted only as far as needed (top-p without top-k sorts a growing
-// prefix, not 248k entries), then one draw from xoshiro256** seeded by splitmix64.
+// candidate list ranked only as far as needed, then one draw from xoshiro256** seeded
+// by splitmix64. Candidates are gathered in one pass that keeps at most twice as many
+// as it needs (top-k's k, a growing prefix for top-p or for a draw from every token)
+// and skips each chunk of logits whose maximum cannot enter: pushing all 248k logits
+// and selecting among them took 3 ms per token with the command's defaults (top-k 40,
+// top-p 0.95, min-p 0.05), now 0.11 ms; a temperature alone sorted all of them (25 ms,
+// now 1.8; bench/sampling).
 #include "qwen35/sampling.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "chunk_max.h"
 #include "qwen35/error.h"
 
 namespace qwen35 {
@@ -14,6 +20,8 @@ namespace qwen35 {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+// Logits scanned at a time when collecting candidates.
+constexpr size_t kChunk = 256;
 
 uint64_t splitmix64(uint64_t& x) {
   uint64_t z = (x += 0x9e3779b97f4a7c15ull);
@@ -27,6 +35,16 @@ uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 // Most likely first; equal logits by lower id, so the order never depends on the sort.
 bool more_likely(float a_logit, int32_t a_id, float b_logit, int32_t b_id) {
   return a_logit != b_logit ? a_logit > b_logit : a_id < b_id;
+}
+
+// out[i] = in[i] * inv_temperature, NaN as -inf (in may be out). Written as
+// a comparison and a select, which GCC runs on vectors; with std::isnan's
+// branch it stayed scalar, at 0.1 ms per 248k logits.
+void temper(const float* in, float* out, size_t n, float inv_temperature) {
+  for (size_t i = 0; i < n; ++i) {
+    const float scaled = in[i] * inv_temperature;
+    out[i] = scaled > kNegInf ? scaled : kNegInf;  // NaN (and only NaN) fails the comparison
+  }
 }
 
 }  // namespace
@@ -92,70 +110,159 @@ void Sampler::apply_penalties(std::span<float> logits) const {
   }
 }
 
+bool Sampler::penalised() const {
+  const SamplerParams& p = params_;
+  return !history_.empty() &&
+         (p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f || p.frequency_penalty != 0.0f);
+}
+
+void Sampler::collect_most_likely(size_t m, float lower) {
+  auto by_likelihood = [](const Candidate& a, const Candidate& b) { return more_likely(a.logit, a.id, b.logit, b.id); };
+  const auto keep_first_m = [&] {
+    std::nth_element(candidates_.begin(), candidates_.begin() + static_cast<ptrdiff_t>(m) - 1, candidates_.end(),
+                     by_likelihood);
+    candidates_.resize(m);
+  };
+  candidates_.clear();
+  // -inf never survives; NaN is gone already (filter).
+  const float floor = std::max(lower, std::numeric_limits<float>::lowest());
+  float bar = kNegInf;  // once m are held, a later token (a larger id) must beat the m-th's logit
+  const size_t n = work_.size();
+  for (size_t begin = 0; begin < n; begin += kChunk) {
+    const size_t end = std::min(n, begin + kChunk);
+    // Most chunks of a vocabulary hold nothing that survives: their maximum says so.
+    if (end - begin == kChunk) {
+      const float chunk_max = sampling::chunk_max<kChunk>(work_.data() + begin);
+      if (!(chunk_max >= floor && chunk_max > bar)) continue;
+    }
+    for (size_t i = begin; i < end; ++i) {
+      const float l = work_[i];
+      if (!(l >= floor && l > bar)) continue;
+      candidates_.push_back({static_cast<int32_t>(i), l});
+      if (candidates_.size() == 2 * m) {
+        keep_first_m();
+        bar = candidates_[m - 1].logit;
+      }
+    }
+  }
+  if (candidates_.size() > m) keep_first_m();
+  std::sort(candidates_.begin(), candidates_.end(), by_likelihood);
+}
+
+int64_t Sampler::prepare(std::span<const float> logits) {
+  const size_t n = logits.size();
+  work_.resize(n);
+  const float* source = logits.data();
+  if (penalised()) {
+    std::copy(logits.begin(), logits.end(), work_.begin());
+    apply_penalties(work_);
+    source = work_.data();
+  }
+  const bool greedy = params_.temperature == 0.0f || params_.top_k == 1;
+  temper(source, work_.data(), n, greedy ? 1.0f : 1.0f / params_.temperature);
+  const int64_t top = argmax(work_);
+  if (top < 0 || std::isinf(work_[static_cast<size_t>(top)])) {
+    fail("Sampler: no finite logit among {} (all NaN or infinite after penalties)", n);
+  }
+  return top;
+}
+
+float Sampler::min_p_floor_of(float max_logit) const {
+  // min-p relative to the top token is a fixed logit threshold: p_i / p_max = exp(l_i - l_max).
+  return params_.min_p > 0.0f ? max_logit + std::log(params_.min_p) : kNegInf;
+}
+
+bool Sampler::draws_from_all(size_t n) const {
+  const SamplerParams& p = params_;
+  const bool greedy = p.temperature == 0.0f || p.top_k == 1;
+  return !greedy && !(p.top_k > 0 && static_cast<size_t>(p.top_k) < n) && p.top_p >= 1.0f;
+}
+
+int32_t Sampler::sample_from_all(std::span<const float> logits) {
+  if (logits.empty()) fail("Sampler: empty logits");
+  const int64_t top = prepare(logits);
+  const float max_logit = work_[static_cast<size_t>(top)];
+  const float lower = min_p_floor_of(max_logit);
+  double total = 0.0;
+  size_t survivors = 0;
+  for (const float l : work_) {
+    if (l > kNegInf && l >= lower) {
+      total += std::exp(static_cast<double>(l - max_logit));
+      ++survivors;
+    }
+  }
+  if (survivors == 1) return static_cast<int32_t>(top);
+  const double target = next_uniform() * total;
+  for (size_t prefix = 256;; prefix *= 8) {
+    collect_most_likely(prefix, lower);
+    double cumulative = 0.0;
+    for (const Candidate& c : candidates_) {
+      cumulative += std::exp(static_cast<double>(c.logit - max_logit));
+      if (target < cumulative) return c.id;
+    }
+    if (candidates_.size() < prefix) return candidates_.back().id;  // target landed on the rounding error at the end
+  }
+}
+
 double Sampler::filter(std::span<const float> logits) {
   const SamplerParams& p = params_;
   const size_t n = logits.size();
   if (n == 0) fail("Sampler: empty logits");
-  work_.assign(logits.begin(), logits.end());
-  apply_penalties(work_);
-
   const bool greedy = p.temperature == 0.0f || p.top_k == 1;
-  const float inv_temperature = greedy ? 1.0f : 1.0f / p.temperature;
-  for (float& l : work_) l = std::isnan(l) ? kNegInf : l * inv_temperature;
-  const int64_t top = argmax(work_);
-  const float max_logit = top < 0 ? kNegInf : work_[static_cast<size_t>(top)];
-  if (std::isinf(max_logit)) fail("Sampler: no finite logit among {} (all NaN or infinite after penalties)", n);
   candidates_.clear();
+  if (greedy && !penalised()) {  // the logits as they are: argmax never picks NaN
+    const int64_t top = argmax(logits);
+    const float max_logit = top < 0 ? kNegInf : logits[static_cast<size_t>(top)];
+    if (std::isinf(max_logit)) fail("Sampler: no finite logit among {} (all NaN or infinite after penalties)", n);
+    candidates_.push_back({static_cast<int32_t>(top), max_logit});
+    return 1.0;
+  }
+  const int64_t top = prepare(logits);
+  const float max_logit = work_[static_cast<size_t>(top)];
   if (greedy) {
     candidates_.push_back({static_cast<int32_t>(top), max_logit});
     return 1.0;
   }
 
-  auto by_likelihood = [](const Candidate& a, const Candidate& b) { return more_likely(a.logit, a.id, b.logit, b.id); };
-  // min-p relative to the top token is a fixed logit threshold: p_i / p_max = exp(l_i - l_max).
-  const float min_p_floor = p.min_p > 0.0f ? max_logit + std::log(p.min_p) : kNegInf;
+  const float min_p_floor = min_p_floor_of(max_logit);
   const bool use_top_k = p.top_k > 0 && static_cast<size_t>(p.top_k) < n;
   const bool use_top_p = p.top_p < 1.0f;
-
-  for (size_t i = 0; i < n; ++i) {
-    // Without top-p, min-p can be applied now: it does not change the others' ranking.
-    const float floor = use_top_p ? kNegInf : min_p_floor;
-    if (work_[i] > kNegInf && work_[i] >= floor) candidates_.push_back({static_cast<int32_t>(i), work_[i]});
-  }
-  if (use_top_k && candidates_.size() > static_cast<size_t>(p.top_k)) {
-    const auto k = static_cast<ptrdiff_t>(p.top_k);
-    std::nth_element(candidates_.begin(), candidates_.begin() + k - 1, candidates_.end(), by_likelihood);
-    candidates_.resize(static_cast<size_t>(k));
+  // Without top-p, min-p can be applied first: it does not change the others' ranking.
+  const float lower = use_top_p ? kNegInf : min_p_floor;
+  if (use_top_k) {
+    collect_most_likely(static_cast<size_t>(p.top_k), lower);
+  } else if (!use_top_p) {
+    collect_most_likely(n, lower);
   }
 
   if (use_top_p) {
-    // Top-p is over the distribution after top-k; only the most likely prefix needs sorting,
-    // so sort a prefix and widen it until it holds top_p of the mass.
+    // Top-p is over the distribution after top-k. Without top-k only the most
+    // likely prefix needs sorting: a prefix that grows until it holds top_p of
+    // the mass, whose total is summed over every token in id order.
     double total = 0.0;
-    for (const Candidate& c : candidates_) total += std::exp(static_cast<double>(c.logit - max_logit));
+    if (use_top_k) {
+      for (const Candidate& c : candidates_) total += std::exp(static_cast<double>(c.logit - max_logit));
+    } else {
+      for (const float l : work_) {
+        if (l > kNegInf) total += std::exp(static_cast<double>(l - max_logit));
+      }
+    }
     const double target = static_cast<double>(p.top_p) * total;
-    size_t sorted = std::min<size_t>(candidates_.size(), 256);
-    size_t keep = candidates_.size();
-    while (true) {
-      std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<ptrdiff_t>(sorted), candidates_.end(),
-                        by_likelihood);
+    for (size_t prefix = 256;; prefix *= 8) {
+      if (!use_top_k) collect_most_likely(prefix, kNegInf);
       double cumulative = 0.0;
       size_t i = 0;
-      for (; i < sorted; ++i) {
+      for (; i < candidates_.size(); ++i) {
         cumulative += std::exp(static_cast<double>(candidates_[i].logit - max_logit));
         if (cumulative >= target) break;
       }
-      if (i < sorted) {
-        keep = i + 1;
+      if (i < candidates_.size()) {
+        candidates_.resize(i + 1);
         break;
       }
-      if (sorted == candidates_.size()) break;  // rounding: everything is needed
-      sorted = std::min(candidates_.size(), sorted * 8);
+      if (use_top_k || candidates_.size() < prefix) break;  // rounding: everything is needed
     }
-    candidates_.resize(keep);
     std::erase_if(candidates_, [&](const Candidate& c) { return c.logit < min_p_floor; });
-  } else {
-    std::sort(candidates_.begin(), candidates_.end(), by_likelihood);
   }
 
   double sum = 0.0;
@@ -164,6 +271,7 @@ double Sampler::filter(std::span<const float> logits) {
 }
 
 int32_t Sampler::sample(std::span<const float> logits) {
+  if (draws_from_all(logits.size())) return sample_from_all(logits);
   const double sum = filter(logits);
   if (candidates_.size() == 1) return candidates_[0].id;
   const float max_logit = candidates_[0].logit;

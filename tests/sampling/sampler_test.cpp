@@ -127,6 +127,21 @@ TEST(sampling_sampler, TopPOnALargeVocabularyMatchesAFullSort) {
   for (size_t i = 0; i < expected; ++i) ASSERT_EQ(cands[i].id, order[i]) << i;
 }
 
+TEST(sampling_sampler, TopKOnALargeVocabularyWithTiesMatchesAFullSort) {
+  // The k most likely are found in one pass that keeps at most 2k and then only
+  // tokens beating the k-th so far; with logits of a few distinct values, ties
+  // must still go to the lower ids, as in a full stable sort.
+  auto logits = testing::random_floats(200000, 31, 0.0f, 12.0f);
+  for (float& l : logits) l = std::floor(l);
+  const auto order = ranking(logits);
+  for (const int32_t k : {1, 7, 40, 1000}) {
+    Sampler s({.temperature = 0.7f, .top_k = k});
+    const auto cands = s.candidates(logits);
+    ASSERT_EQ(cands.size(), static_cast<size_t>(k));
+    for (size_t i = 0; i < cands.size(); ++i) ASSERT_EQ(cands[i].id, order[i]) << "k " << k << " rank " << i;
+  }
+}
+
 TEST(sampling_sampler, MinPDropsTokensBelowTheFloor) {
   const std::vector<float> logits{std::log(0.5f), std::log(0.3f), std::log(0.15f), std::log(0.05f)};
   Sampler s({.temperature = 1.0f, .min_p = 0.2f, .seed = 8});  // floor 0.1: drops the last
@@ -164,6 +179,55 @@ TEST(sampling_sampler, TemperatureOneFollowsSoftmax) {
     chi2_hot += (counts[i] - expected) * (counts[i] - expected) / expected;
   }
   EXPECT_GT(chi2_hot, 1000.0);
+}
+
+// The generator's first u for a seed (splitmix64 seeding, one xoshiro256**
+// step), written out again here as the test's independent model of it.
+double first_uniform(uint64_t seed) {
+  const auto splitmix64 = [](uint64_t& x) {
+    uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  uint64_t x = seed;
+  splitmix64(x);
+  const uint64_t s1 = splitmix64(x);
+  const uint64_t times5 = s1 * 5;
+  const uint64_t result = ((times5 << 7) | (times5 >> 57)) * 9;
+  return static_cast<double>(result >> 11) * 0x1.0p-53;
+}
+
+TEST(sampling_sampler, TemperatureAloneOnALargeVocabularyDrawsByRank) {
+  // Without top-k and top-p the sampler ranks only as many tokens as its draw walks
+  // past; a draw must still be the token where u meets the cumulative probability
+  // in likelihood order over every token (above min-p), as with a full sort.
+  const auto logits = testing::random_floats(250000, 29, -4.0f, 4.0f);
+  const auto order = ranking(logits);
+  for (const float min_p : {0.0f, 0.002f}) {
+    const float max = *std::max_element(logits.begin(), logits.end());
+    const float floor = min_p > 0.0f ? max + std::log(min_p) : -INFINITY;
+    double total = 0;
+    for (float l : logits) total += l >= floor ? std::exp(static_cast<double>(l - max)) : 0.0;
+    int checked = 0;
+    for (uint64_t seed = 1; seed <= 60; ++seed) {
+      const double u = first_uniform(seed);
+      double before = 0, cumulative = 0;
+      size_t rank = 0;
+      for (; rank + 1 < order.size(); ++rank) {
+        const float l = logits[static_cast<size_t>(order[rank])];
+        before = cumulative;
+        cumulative += l >= floor ? std::exp(static_cast<double>(l - max)) / total : 0.0;
+        if (u < cumulative) break;
+      }
+      // Too close to a boundary for two summation orders to agree on.
+      if (std::abs(cumulative - u) < 1e-9 || std::abs(before - u) < 1e-9) continue;
+      Sampler s({.temperature = 1.0f, .min_p = min_p, .seed = seed});
+      ASSERT_EQ(s.sample(logits), order[rank]) << "seed " << seed << " min_p " << min_p << " rank " << rank;
+      ++checked;
+    }
+    EXPECT_GE(checked, 55);
+  }
 }
 
 TEST(sampling_sampler, CandidatesFollowTemperature) {
