@@ -47,11 +47,8 @@ void run_generate_ids(const GenerateOptions& options) {
   }
 
   const auto prompt_start = Clock::now();
-  std::span<const float> logits;
-  for (int32_t token : prompt) {
-    logits = session.decode(token);
-    sampler.accept(token);
-  }
+  std::span<const float> logits = session.prefill(prompt);
+  for (int32_t token : prompt) sampler.accept(token);
   const double prompt_seconds = std::chrono::duration<double>(Clock::now() - prompt_start).count();
 
   const auto generate_start = Clock::now();

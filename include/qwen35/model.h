@@ -81,6 +81,14 @@ class Session {
   // Throws Error, before changing any state, if the token id is outside the
   // vocabulary or the context is full.
   std::span<const float> decode(int32_t token);
+  // decode without the logits, for a prompt token whose next-token distribution
+  // nobody reads: the same states and caches afterwards, without the final
+  // norm and the output projection (a third of a 0.8B token's bytes). The same
+  // errors as decode.
+  void feed(int32_t token);
+  // The tokens in turn, feeding all but the last, whose logits it returns
+  // (empty for no tokens).
+  std::span<const float> prefill(std::span<const int32_t> tokens);
   // Back to an empty sequence (position 0, zero states).
   void reset();
   // For benchmarks: continue as if `position` tokens had been decoded. The KV
@@ -102,9 +110,12 @@ class Session {
   void set_debug_hook(DebugHook hook) { debug_hook_ = std::move(hook); }
 
  private:
-  // Every layer, the final norm and the logits gemv: the part of a step whose
-  // launches do not depend on the token, so a backend may record it once.
-  void run_layers();
+  // Every layer, then with_logits the final norm and the logits gemv: the part
+  // of a step whose launches do not depend on the token, so a backend may
+  // record it once (each way).
+  void run_layers(bool with_logits);
+  // Checks the token and the room, then runs it at position_ (not advanced).
+  void step(int32_t token, bool with_logits);
 
   const Model& model_;
   GpuBackend& gpu_;
@@ -125,7 +136,7 @@ class Session {
   std::vector<float> hidden_host_;
   LayerObserver layer_observer_;
   DebugHook debug_hook_;
-  std::optional<GraphHandle> recorded_step_;
+  std::optional<GraphHandle> recorded_steps_[2];  // run_layers(false), run_layers(true)
 };
 
 // A checkpoint with random weights in the exact Hugging Face layout of `config`

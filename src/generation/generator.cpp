@@ -106,10 +106,9 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt, const Text
   };
 
   const auto prompt_start = Clock::now();
-  std::span<const float> logits;
-  for (int32_t id : prompt) {
-    logits = session.decode(id);
-    if (params_.penalize_prompt) sampler_.accept(id);
+  std::span<const float> logits = session.prefill(prompt);
+  if (params_.penalize_prompt) {
+    for (int32_t id : prompt) sampler_.accept(id);
   }
   result.stats.prompt_tokens = static_cast<uint32_t>(prompt.size());
   result.stats.prompt_seconds = std::chrono::duration<double>(Clock::now() - prompt_start).count();

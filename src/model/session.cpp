@@ -39,10 +39,12 @@ Session::Session(const Model& model, uint32_t capacity, KvDtype kv_dtype)
 }
 
 Session::~Session() {
-  if (recorded_step_) gpu_.destroy_graph(*recorded_step_);
+  for (const std::optional<GraphHandle>& graph : recorded_steps_) {
+    if (graph) gpu_.destroy_graph(*graph);
+  }
 }
 
-void Session::run_layers() {
+void Session::run_layers(bool with_logits) {
   const Qwen35ForwardConfig& c = model_.config();
   // The step's host values only feed the forwards' checks; kernels read step_params_.
   const DecodeStep step{.position = position_, .cache_pos = position_, .params = step_params_.ptr()};
@@ -64,6 +66,7 @@ void Session::run_layers() {
       layer_observer_(i, hidden_host_);
     }
   }
+  if (!with_logits) return;
   // logits = W_lm rms(x) * (1 + norm)
   launch(gpu_, kernels_.rms_norm,
          RmsNormArgs{.x = x_.ptr(), .weight = model_.final_norm(), .y = x_norm_.ptr(), .n_rows = 1,
@@ -98,7 +101,7 @@ size_t Session::state_bytes_per_token() const {
   return kv + recurrent;
 }
 
-std::span<const float> Session::decode(int32_t token) {
+void Session::step(int32_t token, bool with_logits) {
   const Qwen35ForwardConfig& c = model_.config();
   if (token < 0 || static_cast<uint32_t>(token) >= c.vocab) {
     fail("token id {} is outside the vocabulary (0 .. {})", token, c.vocab - 1);
@@ -110,22 +113,39 @@ std::span<const float> Session::decode(int32_t token) {
   model_.embedding().dequantize_row(gpu_, static_cast<uint32_t>(token), x_.ptr(), stream_);
   // Observers and hooks read buffers between launches, so they run everything directly.
   const bool record = gpu_.supports_capture() && !layer_observer_ && !debug_hook_;
-  if (record && !recorded_step_) {
+  std::optional<GraphHandle>& recorded = recorded_steps_[with_logits ? 1 : 0];
+  if (record && !recorded) {
     gpu_.begin_capture(stream_);
-    run_layers();
-    recorded_step_ = gpu_.end_capture(stream_);
+    run_layers(with_logits);
+    recorded = gpu_.end_capture(stream_);
   }
   if (record) {
-    gpu_.replay(*recorded_step_, stream_);
+    gpu_.replay(*recorded, stream_);
   } else {
-    run_layers();
+    run_layers(with_logits);
   }
+}
+
+std::span<const float> Session::decode(int32_t token) {
+  step(token, true);
   const float* logits = logits_.get();
   if (logits) gpu_.download(logits_.get(), logits_dev_.ptr(), logits_dev_.bytes(), stream_);
   gpu_.synchronize(stream_);
   if (!logits) logits = static_cast<const float*>(gpu_.host_readable(logits_dev_.ptr(), logits_dev_.bytes()));
   ++position_;
-  return {logits, c.vocab};
+  return {logits, model_.config().vocab};
+}
+
+void Session::feed(int32_t token) {
+  step(token, false);
+  gpu_.synchronize(stream_);
+  ++position_;
+}
+
+std::span<const float> Session::prefill(std::span<const int32_t> tokens) {
+  if (tokens.empty()) return {};
+  for (const int32_t token : tokens.first(tokens.size() - 1)) feed(token);
+  return decode(tokens.back());
 }
 
 }  // namespace qwen35

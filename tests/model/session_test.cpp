@@ -68,6 +68,44 @@ TEST_F(SessionTest, FullContextIsRefusedAndResetStartsOver) {
   EXPECT_EQ(run(session, {7, 8, 9}), first);
 }
 
+TEST_F(SessionTest, FedTokensLeaveTheStateDecodingWouldAndPrefillReturnsTheLast) {
+  // feed skips only the logits: what follows it is, to the bit, what follows
+  // decoding the same tokens.
+  Session decoded(*model_, 16, KvDtype::kBF16);
+  const std::vector<float> all = run(decoded, {3, 1, 4, 1, 5, 9});
+  const size_t v = config_.vocab;
+  const std::vector<float> last(all.end() - static_cast<ptrdiff_t>(v), all.end());
+
+  Session fed(*model_, 16, KvDtype::kBF16);
+  for (int32_t t : {3, 1, 4}) fed.feed(t);
+  EXPECT_EQ(fed.position(), 3u);
+  EXPECT_EQ(run(fed, {1, 5, 9}), std::vector<float>(all.end() - 3 * static_cast<ptrdiff_t>(v), all.end()));
+
+  Session prefilled(*model_, 16, KvDtype::kBF16);
+  const std::vector<int32_t> prompt{3, 1, 4, 1, 5, 9};
+  const std::span<const float> logits = prefilled.prefill(prompt);
+  EXPECT_EQ(prefilled.position(), 6u);
+  EXPECT_EQ(std::vector<float>(logits.begin(), logits.end()), last);
+  EXPECT_TRUE(prefilled.prefill({}).empty());
+  EXPECT_EQ(prefilled.position(), 6u);
+}
+
+TEST_F(SessionTest, FeedRefusesWhatDecodeRefuses) {
+  Session session(*model_, 2, KvDtype::kF32);
+  EXPECT_THROW(session.feed(-1), Error);
+  EXPECT_THROW(session.feed(1000000), Error);
+  EXPECT_EQ(session.position(), 0u);
+  session.feed(1);
+  session.feed(2);
+  try {
+    session.feed(3);
+    FAIL() << "fed past the context length";
+  } catch (const Error& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("context is full"));
+  }
+  EXPECT_EQ(session.position(), 2u);
+}
+
 TEST_F(SessionTest, DifferentHistoriesGiveDifferentLogits) {
   // Guards against a state that is never read: the last token's logits must
   // depend on the tokens before it.
