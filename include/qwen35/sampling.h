@@ -70,6 +70,8 @@ class Sampler {
   // `lower` (all of them if fewer), most likely first: one pass that holds at most 2m.
   void collect_most_likely(size_t m, float lower);
   bool penalised() const;  // whether apply_penalties would change anything
+  bool greedy() const;     // temperature 0 or top-k 1: the argmax alone
+  bool uses_top_k(size_t n) const;
   // work_ = the penalised, tempered logits (NaN as -inf); returns the argmax.
   // Throws when no logit is finite.
   int64_t prepare(std::span<const float> logits);

@@ -47,6 +47,16 @@ void temper(const float* in, float* out, size_t n, float inv_temperature) {
   }
 }
 
+// argmax(x), refusing empty logits and a maximum that is not finite.
+int64_t finite_argmax(std::span<const float> x) {
+  if (x.empty()) fail("Sampler: empty logits");
+  const int64_t top = argmax(x);
+  if (top < 0 || std::isinf(x[static_cast<size_t>(top)])) {
+    fail("Sampler: no finite logit among {} (all NaN or infinite after penalties)", x.size());
+  }
+  return top;
+}
+
 }  // namespace
 
 Sampler::Sampler(SamplerParams params) : params_(params) {
@@ -110,6 +120,10 @@ void Sampler::apply_penalties(std::span<float> logits) const {
   }
 }
 
+bool Sampler::greedy() const { return params_.temperature == 0.0f || params_.top_k == 1; }
+
+bool Sampler::uses_top_k(size_t n) const { return params_.top_k > 0 && static_cast<size_t>(params_.top_k) < n; }
+
 bool Sampler::penalised() const {
   const SamplerParams& p = params_;
   return !history_.empty() &&
@@ -158,13 +172,8 @@ int64_t Sampler::prepare(std::span<const float> logits) {
     apply_penalties(work_);
     source = work_.data();
   }
-  const bool greedy = params_.temperature == 0.0f || params_.top_k == 1;
-  temper(source, work_.data(), n, greedy ? 1.0f : 1.0f / params_.temperature);
-  const int64_t top = argmax(work_);
-  if (top < 0 || std::isinf(work_[static_cast<size_t>(top)])) {
-    fail("Sampler: no finite logit among {} (all NaN or infinite after penalties)", n);
-  }
-  return top;
+  temper(source, work_.data(), n, greedy() ? 1.0f : 1.0f / params_.temperature);
+  return finite_argmax(work_);
 }
 
 float Sampler::min_p_floor_of(float max_logit) const {
@@ -173,13 +182,10 @@ float Sampler::min_p_floor_of(float max_logit) const {
 }
 
 bool Sampler::draws_from_all(size_t n) const {
-  const SamplerParams& p = params_;
-  const bool greedy = p.temperature == 0.0f || p.top_k == 1;
-  return !greedy && !(p.top_k > 0 && static_cast<size_t>(p.top_k) < n) && p.top_p >= 1.0f;
+  return !greedy() && !uses_top_k(n) && params_.top_p >= 1.0f;
 }
 
 int32_t Sampler::sample_from_all(std::span<const float> logits) {
-  if (logits.empty()) fail("Sampler: empty logits");
   const int64_t top = prepare(logits);
   const float max_logit = work_[static_cast<size_t>(top)];
   const float lower = min_p_floor_of(max_logit);
@@ -206,26 +212,22 @@ int32_t Sampler::sample_from_all(std::span<const float> logits) {
 
 double Sampler::filter(std::span<const float> logits) {
   const SamplerParams& p = params_;
-  const size_t n = logits.size();
-  if (n == 0) fail("Sampler: empty logits");
-  const bool greedy = p.temperature == 0.0f || p.top_k == 1;
   candidates_.clear();
-  if (greedy && !penalised()) {  // the logits as they are: argmax never picks NaN
-    const int64_t top = argmax(logits);
-    const float max_logit = top < 0 ? kNegInf : logits[static_cast<size_t>(top)];
-    if (std::isinf(max_logit)) fail("Sampler: no finite logit among {} (all NaN or infinite after penalties)", n);
-    candidates_.push_back({static_cast<int32_t>(top), max_logit});
+  if (greedy() && !penalised()) {  // the logits as they are: argmax never picks NaN
+    const int64_t top = finite_argmax(logits);
+    candidates_.push_back({static_cast<int32_t>(top), logits[static_cast<size_t>(top)]});
     return 1.0;
   }
   const int64_t top = prepare(logits);
   const float max_logit = work_[static_cast<size_t>(top)];
-  if (greedy) {
+  if (greedy()) {
     candidates_.push_back({static_cast<int32_t>(top), max_logit});
     return 1.0;
   }
 
   const float min_p_floor = min_p_floor_of(max_logit);
-  const bool use_top_k = p.top_k > 0 && static_cast<size_t>(p.top_k) < n;
+  const size_t n = logits.size();
+  const bool use_top_k = uses_top_k(n);
   const bool use_top_p = p.top_p < 1.0f;
   // Without top-p, min-p can be applied first: it does not change the others' ranking.
   const float lower = use_top_p ? kNegInf : min_p_floor;
