@@ -261,6 +261,8 @@ BENCHMARK(BM_AttentionDecode)
     ->ArgNames({"positions", "cached", "fp8"})
     ->ArgsProduct({{256, 4096, 32768}, {0}, {0, 1}})
     ->ArgsProduct({{512, 4096}, {1}, {0, 1}})
+    // Two blocks: mostly the launch's fixed costs (gemv_scheduler.cpp's kSoloBytes).
+    ->ArgsProduct({{64}, {0, 1}, {0}})
     ->UseRealTime();
 
 // Attention's two SIMD kernels on one block of 32 cached positions of the

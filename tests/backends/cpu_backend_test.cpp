@@ -60,9 +60,10 @@ TEST(CpuBackend, ProfileCountsTheWaitForThePoolsThreads) {
 }
 
 // The dense gemvs' tuning knobs (GpuBackend::set_tuning: dense-bands,
-// dense-prefetch) change how a launch walks the matrix, not a bit of y: f32
-// rows of 4 KB and bf16 rows of 2 KB (short: four bands by default), 250
-// rows so that bands leave rows over, on two threads.
+// dense-prefetch) change how a launch walks the matrix, and solo-bytes
+// whether one thread or two walk it (1000 and 500 KB, shared by default), not
+// a bit of y: f32 rows of 4 KB and bf16 rows of 2 KB (short: four bands by
+// default), 250 rows so that bands leave rows over, on two threads.
 TEST(CpuBackend, DenseTuningKnobsChangeNoBit) {
   CpuBackend cpu(BackendOptions{.threads = 2});
   constexpr uint32_t kRows = 250, kCols = 1024;
@@ -76,7 +77,8 @@ TEST(CpuBackend, DenseTuningKnobsChangeNoBit) {
   cpu.upload(x.ptr(), x_values.data(), kCols * 4, cpu.default_stream());
   const std::pair<std::string_view, int64_t> settings[] = {{"dense-bands", 1},    {"dense-bands", 2},
                                                             {"dense-bands", 4},    {"dense-prefetch", 1},
-                                                            {"dense-prefetch", 64}, {"dense-prefetch", 8192}};
+                                                            {"dense-prefetch", 64}, {"dense-prefetch", 8192},
+                                                            {"solo-bytes", 1},      {"solo-bytes", 1 << 20}};
   for (const auto& [kernel_name, w] : {std::pair{"gemv_f32", f32.ptr()}, std::pair{"gemv_bf16", bf16.ptr()}}) {
     SCOPED_TRACE(kernel_name);
     const auto gemv = resolve_kernel<GemvArgs>(cpu, kernel_name);
@@ -106,6 +108,7 @@ TEST(CpuBackend, DenseTuningKnobsChangeNoBit) {
   cpu.set_tuning("dense-bands", 0);
   EXPECT_THROW(cpu.set_tuning("dense-bands", 3), Error);
   EXPECT_THROW(cpu.set_tuning("dense-prefetch", 65537), Error);
+  EXPECT_THROW(cpu.set_tuning("solo-bytes", (16 << 20) + 1), Error);
 }
 
 // The shape of attention_runs' launches.
@@ -158,16 +161,22 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 // Decode attention's pieces of positions go to whichever thread takes them
 // first, and are merged in order: a launch gives the same bits every time,
 // however the threads happened to split it (3001 positions: 32 pieces over 3
-// threads; 200 positions: 7 pieces of one block, shared by stealing).
+// threads; 200 positions: 7 pieces of one block, 224 KB, which one thread
+// reads alone unless solo-bytes forces them to be shared by stealing).
 TEST(CpuBackend, AttentionGivesTheSameBitsHoweverTheThreadsSplitIt) {
   CpuBackend cpu(BackendOptions{.threads = 3});
-  for (uint32_t seq_len : {3001u, 200u}) {
-    const std::vector<std::vector<float>> results = attention_runs(cpu, seq_len, 50);
-    ASSERT_TRUE(std::any_of(results[0].begin(), results[0].end(), [](float x) { return x != 0.0f; }));
-    for (size_t run = 1; run < results.size(); ++run) {
-      ASSERT_TRUE(same_bits(results[run], results[0])) << seq_len << " positions, run " << run;
+  for (int64_t solo_bytes : {0, 1}) {
+    cpu.set_tuning("solo-bytes", solo_bytes);
+    for (uint32_t seq_len : {3001u, 200u}) {
+      const std::vector<std::vector<float>> results = attention_runs(cpu, seq_len, 50);
+      ASSERT_TRUE(std::any_of(results[0].begin(), results[0].end(), [](float x) { return x != 0.0f; }));
+      for (size_t run = 1; run < results.size(); ++run) {
+        ASSERT_TRUE(same_bits(results[run], results[0]))
+            << seq_len << " positions, run " << run << ", solo-bytes " << solo_bytes;
+      }
     }
   }
+  cpu.set_tuning("solo-bytes", 0);
 }
 
 // Long contexts put several blocks of 32 positions in a piece, scored in runs
@@ -208,16 +217,22 @@ TEST(CpuBackend, LongContextAttentionIsThePlainSoftmax) {
 }
 
 // Up to 16 blocks a thread, each block is a piece of its own whatever the
-// thread count, so one thread and three give the same bits.
+// thread count, so one thread and three give the same bits, the pieces read
+// by one thread (up to solo-bytes, 256 KB by default) or shared (solo-bytes 1).
 TEST(CpuBackend, ShortContextAttentionOnThreeThreadsEqualsOne) {
   CpuBackend one(BackendOptions{.threads = 1}), three(BackendOptions{.threads = 3});
-  for (uint32_t seq_len : {1u, 33u, 200u, 512u}) {
-    const std::vector<float> expected = attention_runs(one, seq_len, 1)[0];
-    const std::vector<std::vector<float>> results = attention_runs(three, seq_len, 20);
-    for (size_t run = 0; run < results.size(); ++run) {
-      ASSERT_TRUE(same_bits(results[run], expected)) << seq_len << " positions, run " << run;
+  for (int64_t solo_bytes : {0, 1}) {
+    three.set_tuning("solo-bytes", solo_bytes);
+    for (uint32_t seq_len : {1u, 33u, 200u, 512u}) {
+      const std::vector<float> expected = attention_runs(one, seq_len, 1)[0];
+      const std::vector<std::vector<float>> results = attention_runs(three, seq_len, 20);
+      for (size_t run = 0; run < results.size(); ++run) {
+        ASSERT_TRUE(same_bits(results[run], expected))
+            << seq_len << " positions, run " << run << ", solo-bytes " << solo_bytes;
+      }
     }
   }
+  three.set_tuning("solo-bytes", 0);
 }
 
 // How far ahead attention asks for its rows (the tuning knob

@@ -97,17 +97,42 @@ void check_covers(ThreadPool& pool, const std::vector<size_t>& segments, size_t 
   }
 }
 
+// Light launches run on the caller alone, unless forced to be shared (solo-bytes 1).
 TEST(GemvScheduler, EveryRowOfEveryMatrixOnce) {
-  for (unsigned threads : {1u, 2u, 3u, 4u}) {
-    ThreadPool pool(threads);
-    const std::vector<std::vector<size_t>> launches = {{0},      {1},     {8},          {9},      {100},
-                                                       {1001},   {16, 16}, {0, 37}, {3584, 3584}, {5, 1000}};
-    for (const std::vector<size_t>& segments : launches) {
-      for (size_t bands : {1u, 2u, 4u}) {
-        for (size_t row_bytes : {64u, 4096u, 65536u}) check_covers(pool, segments, bands, row_bytes);
+  for (size_t solo_bytes : {0u, 1u}) {
+    set_solo_launch_bytes(solo_bytes);
+    for (unsigned threads : {1u, 2u, 3u, 4u}) {
+      ThreadPool pool(threads);
+      const std::vector<std::vector<size_t>> launches = {{0},      {1},     {8},          {9},      {100},
+                                                         {1001},   {16, 16}, {0, 37}, {3584, 3584}, {5, 1000}};
+      for (const std::vector<size_t>& segments : launches) {
+        for (size_t bands : {1u, 2u, 4u}) {
+          for (size_t row_bytes : {64u, 4096u, 65536u}) check_covers(pool, segments, bands, row_bytes);
+        }
       }
     }
   }
+  set_solo_launch_bytes(0);
+}
+
+// A launch of at most solo_launch_bytes() runs on the calling thread, in one
+// walk of each matrix; one row more is shared (every row still once).
+TEST(GemvScheduler, ALightLaunchStaysOnTheCaller) {
+  ThreadPool pool(2);
+  const size_t row_bytes = 4096, rows = solo_launch_bytes() / row_bytes;
+  const auto caller = std::this_thread::get_id();
+  const size_t segments[] = {rows / 2, rows - rows / 2};
+  std::atomic<int> bodies{0};
+  parallel_row_passes(pool, segments, 2, row_bytes, [&](size_t segment, const RowPasses& p) {
+    EXPECT_EQ(std::this_thread::get_id(), caller);
+    EXPECT_EQ(p.begin, 0u);
+    EXPECT_EQ(p.end, segments[segment]);
+    EXPECT_EQ(p.first, 0u);
+    EXPECT_EQ(p.last, pass_count(segments[segment], 2));
+    ++bodies;
+  });
+  EXPECT_EQ(bodies.load(), 2);
+  check_covers(pool, {rows / 2, rows - rows / 2 + 1}, 2, row_bytes);
 }
 
 TEST(GemvScheduler, ManyLaunchesInARow) {

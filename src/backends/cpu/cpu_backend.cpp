@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "cpu/gemv_scheduler.h"
 #include "cpu/gguf_rows.h"
 #include "cpu/gguf_x16.h"
 #include "cpu/mlx_x16.h"
@@ -97,7 +98,8 @@ constexpr TuningKnob kTuningKnobs[] = {{"attention-prefetch", cpu::set_attention
                                        {"gguf-x16-bands", gguf_cpu::set_x16_bands},
                                        {"gguf-x16-prefetch", gguf_cpu::set_x16_prefetch_bytes},
                                        {"heavy-int8-bands", cpu::set_heavy_int8_gemv_bands},
-                                       {"mlx-x16-bands", cpu::set_mlx_x16_bands}};
+                                       {"mlx-x16-bands", cpu::set_mlx_x16_bands},
+                                       {"solo-bytes", cpu::set_solo_launch_bytes}};
 
 }  // namespace
 

@@ -63,7 +63,7 @@ class CpuBackend final : public HostBackend {
 
 namespace cpu {
 // How many blocks of 32 positions ahead decode attention asks for its K and V
-// rows (2; at most 16, 0: the default again): the tuning knob
+// rows (1; at most 16, 0: the default again): the tuning knob
 // attention-prefetch, process-wide. The results do not depend on it.
 void set_attention_prefetch_blocks(size_t blocks);
 }  // namespace cpu

@@ -7,6 +7,8 @@
 #include <memory>
 #include <vector>
 
+#include "cpu/forced_setting.h"
+
 namespace qwen35::cpu {
 namespace {
 
@@ -14,6 +16,21 @@ namespace {
 // (a few microseconds of work), large enough that the claims' atomic
 // operations cost nothing measurable.
 constexpr size_t kClaimBytes = size_t{32} << 10;
+
+// Launches of at most this many bytes run on the launching thread alone. On
+// the development VM a shared launch costs about 4-7 us beyond its reads (a
+// handoff is several cache lines crossing its two cores, at 0.3-0.65 us
+// each), so sharing ~128 KB only adds time: per launch in q4_k decode
+// (`qwen35 bench --profile`, two runs each), the Gated DeltaNet's a/b
+// projections (two f32 16 x 1024 matrices, 128 KB) 5.8-6.0 -> 4.6-4.7 us,
+// conv_silu_l2norm (196 KB) 10.5-11.0 -> 10.1-10.4, attention over 64-80
+// positions (3 pieces, 192 KB) 13.7-16.9 -> 11.2-11.7. Until then only 8 rows
+// or fewer of at most 32 KB stayed. Attention over ~250 positions (512 KB)
+// measured 31-33 us alone against 35-36 shared with a bf16 cache, but an fp8
+// cache's pieces carry more arithmetic per byte: 256 KB is where every
+// measurement favoured one thread.
+constexpr size_t kSoloBytes = size_t{256} << 10;
+ForcedSetting forced_solo_bytes;
 
 // The unclaimed passes [front, back) of one share, packed in one word: the
 // owner takes from the front by adding to it, thieves from the back by a
@@ -42,14 +59,20 @@ std::vector<size_t> cut_points(std::span<const size_t> segment_rows, size_t tota
 
 }  // namespace
 
+size_t solo_launch_bytes() { return forced_solo_bytes.or_default(kSoloBytes); }
+
+void set_solo_launch_bytes(size_t bytes) {
+  forced_solo_bytes.force_at_most(bytes, "bytes of a launch run on one thread", size_t{16} << 20);
+}
+
 void parallel_row_passes(ThreadPool& pool, std::span<const size_t> segment_rows, size_t bands, size_t row_bytes,
                          const RowPassesBody& body) {
   size_t total = 0;
   for (size_t rows : segment_rows) total += rows;
-  // A few light rows stay with the caller: waking another thread would cost
-  // more than their reads. A few heavy ones (short-context attention's
-  // pieces, 37-64 KB each at the 0.8B shape) are shared, by the stealing below.
-  if (pool.size() == 1 || total <= 1 || (total <= 8 && total * row_bytes <= kClaimBytes)) {
+  // Light launches stay with the caller (kSoloBytes); heavier ones, however
+  // few their rows (attention's pieces, 37-64 KB each at the 0.8B shape), are
+  // shared by the stealing below.
+  if (pool.size() == 1 || total <= 1 || total * row_bytes <= solo_launch_bytes()) {
     for (size_t s = 0; s < segment_rows.size(); ++s) {
       if (segment_rows[s] > 0) body(s, RowPasses{0, segment_rows[s], bands, 0, pass_count(segment_rows[s], bands)});
     }

@@ -19,6 +19,15 @@
 
 namespace qwen35::cpu {
 
+// Launches whose rows weigh at most this many bytes in all run on the
+// launching thread alone, where handing rows to another thread would cost more
+// than reading them (256 KB, gemv_scheduler.cpp).
+size_t solo_launch_bytes();
+// Forces solo_launch_bytes() (1: every launch of two rows or more is shared;
+// 0: the default again; at most 16 MiB), process-wide: the tuning knob
+// solo-bytes. The results do not depend on it, to the bit.
+void set_solo_launch_bytes(size_t bytes);
+
 // body(segment, passes) computes the rows of `passes` of matrix `segment`.
 using RowPassesBody = std::function<void(size_t segment, const RowPasses& passes)>;
 
