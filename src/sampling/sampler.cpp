@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "chunk_max.h"
+#include "exp_sum.h"
 #include "qwen35/error.h"
 
 namespace qwen35 {
@@ -189,14 +190,7 @@ int32_t Sampler::sample_from_all(std::span<const float> logits) {
   const int64_t top = prepare(logits);
   const float max_logit = work_[static_cast<size_t>(top)];
   const float lower = min_p_floor_of(max_logit);
-  double total = 0.0;
-  size_t survivors = 0;
-  for (const float l : work_) {
-    if (l > kNegInf && l >= lower) {
-      total += std::exp(static_cast<double>(l - max_logit));
-      ++survivors;
-    }
-  }
+  const auto [total, survivors] = sampling::sum_exp(work_, max_logit, lower);
   if (survivors == 1) return static_cast<int32_t>(top);
   const double target = next_uniform() * total;
   for (size_t prefix = 256;; prefix *= 8) {
@@ -240,14 +234,12 @@ double Sampler::filter(std::span<const float> logits) {
   if (use_top_p) {
     // Top-p is over the distribution after top-k. Without top-k only the most
     // likely prefix needs sorting: a prefix that grows until it holds top_p of
-    // the mass, whose total is summed over every token in id order.
+    // the mass, whose total is summed over every token (on vectors).
     double total = 0.0;
     if (use_top_k) {
       for (const Candidate& c : candidates_) total += std::exp(static_cast<double>(c.logit - max_logit));
     } else {
-      for (const float l : work_) {
-        if (l > kNegInf) total += std::exp(static_cast<double>(l - max_logit));
-      }
+      total = sampling::sum_exp(work_, max_logit, kNegInf).sum;
     }
     const double target = static_cast<double>(p.top_p) * total;
     for (size_t prefix = 256;; prefix *= 8) {
