@@ -1,6 +1,6 @@
 // The softmax normaliser over a whole vocabulary, on vectors: the sampler's
 // draws without top-k (temperature alone, top-p alone) sum exp over every
-// token, 1.2 ms a token in scalar double for Qwen3.5's 248320 logits.
+// token: 0.7-0.8 ms a token in scalar double for Qwen3.5's 248320 logits.
 #pragma once
 
 #include <cstddef>
