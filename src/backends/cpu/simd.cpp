@@ -217,9 +217,10 @@ void SiluMul(const float* gate, const float* up, float* y, size_t count) {
 // Channels ahead that Conv4Silu asks for in each of its five read streams (the
 // weights, 4 KB on; the three history rows and u, 1 KB on). Run on one thread
 // (196 KB at the 0.8B shape: a solo launch), the kernel read its layer from
-// DRAM at 17 GB/s without them (BM_ConvSiluL2Norm 10.8-10.9 us), 24-26 with
-// them (6.9-7.9 us); 128 or 384 channels ahead read slower, and asking for
-// the first 256 channels of every stream before the loop took 8.2-9.1 us.
+// DRAM at 17 GB/s without them (BM_ConvSiluL2Norm 10.8-10.9 us), 25-28 with
+// them (6.9-7.9 us); 128 or 512 channels ahead read slower (384 the same),
+// and asking for the first 256 channels of every stream before the loop as
+// well took 8.2-9.1 us.
 // In decode the launch gained less (about 11 -> 10 us, `qwen35 bench
 // --profile`): there u comes from the gemv just before, half of it from the
 // other core's cache.
