@@ -159,7 +159,8 @@ TEST(Int24Activations, TuningKnobsRefuseWhatTheyDoNotKnow) {
   std::unique_ptr<GpuBackend> gpu = create_backend("cpu", BackendOptions{.threads = 2});
   EXPECT_EQ(gpu->tuning_knobs(),
             (std::vector<std::string>{"attention-prefetch", "dense-bands", "dense-prefetch", "gguf-x16-bands",
-                                      "gguf-x16-prefetch", "heavy-int8-bands", "mlx-x16-bands", "solo-bytes"}));
+                                      "gguf-x16-prefetch", "heavy-int8-bands", "mlx-x16-bands", "mlx-x16-prefetch",
+                                      "solo-bytes"}));
   const auto message = [&](std::string_view knob, int64_t value) {
     try {
       gpu->set_tuning(knob, value);
@@ -174,6 +175,7 @@ TEST(Int24Activations, TuningKnobsRefuseWhatTheyDoNotKnow) {
   EXPECT_NE(message("heavy-int8-bands", 1).find("not 1"), std::string::npos);
   EXPECT_NE(message("gguf-x16-prefetch", 1 << 20).find("not 1048576"), std::string::npos);
   EXPECT_NE(message("mlx-x16-bands", 8).find("not 8"), std::string::npos);
+  EXPECT_NE(message("mlx-x16-prefetch", 65537).find("not 65537"), std::string::npos);
   gpu->set_tuning("gguf-x16-bands", 0);
   const std::unique_ptr<GpuBackend> reference = create_backend("reference", BackendOptions{});
   EXPECT_TRUE(reference->tuning_knobs().empty());

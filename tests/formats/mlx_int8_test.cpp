@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string_view>
 #include <tuple>
+#include <utility>
 
 #include "cpu/int8_activations.h"
 #include "cpu/mlx_int8.h"
@@ -208,11 +210,12 @@ TEST(MlxInt8Activations, CpuBackendGemvsMatchTheTwin) {
   }
 }
 
-// The regrouped MLX gemvs' band count (the CPU backend's tuning knob
-// mlx-x16-bands) changes no bit of their results: 240 rows are 15 groups of
-// 16, which one, two or four bands split with groups over, for 4- and 8-bit
-// codes and x in 8 and in 24 bits.
-TEST(MlxInt8Activations, RegroupedBandsChangeNoBit) {
+// The regrouped MLX gemvs' tuning knobs change no bit of their results:
+// the band count (mlx-x16-bands; 240 rows are 15 groups of 16, which one, two
+// or four bands split with groups over) and the prefetch distance
+// (mlx-x16-prefetch: under a line; 64 KB, past the matrix's end from most of
+// its rows), for 4- and 8-bit codes and x in 8 and in 24 bits.
+TEST(MlxInt8Activations, RegroupedTuningKnobsChangeNoBit) {
   constexpr uint32_t kRows = 240, kCols = 1024;
   const std::vector<float> x = varied_floats(kCols, 31);
   for (const BackendOptions& options : {BackendOptions{.threads = 2, .int8_activations = true},
@@ -228,13 +231,20 @@ TEST(MlxInt8Activations, RegroupedBandsChangeNoBit) {
       Device d{*gpu, {}};
       const DevicePtr dx = d.put(x);
       const std::vector<float> defaults = d.gemv(*w, dx, kRows);
-      for (int64_t bands : {1, 2, 4}) {
-        gpu->set_tuning("mlx-x16-bands", bands);
-        ASSERT_EQ(cpu::mlx_x16_bands(), static_cast<size_t>(bands));
+      const std::pair<const char*, int64_t> settings[] = {{"mlx-x16-bands", 1},      {"mlx-x16-bands", 2},
+                                                          {"mlx-x16-bands", 4},      {"mlx-x16-prefetch", 1},
+                                                          {"mlx-x16-prefetch", 512}, {"mlx-x16-prefetch", 65536}};
+      for (const auto& [knob, value] : settings) {
+        gpu->set_tuning(knob, value);
+        const size_t applied = knob == std::string_view("mlx-x16-bands") ? cpu::mlx_x16_bands()
+                                                                         : cpu::mlx_x16_prefetch_bytes();
+        ASSERT_EQ(applied, static_cast<size_t>(value)) << knob;
         const std::vector<float> tuned = d.gemv(*w, dx, kRows);
-        gpu->set_tuning("mlx-x16-bands", 0);
-        ASSERT_EQ(std::memcmp(tuned.data(), defaults.data(), kRows * sizeof(float)), 0) << bands << " bands";
+        gpu->set_tuning(knob, 0);
+        ASSERT_EQ(std::memcmp(tuned.data(), defaults.data(), kRows * sizeof(float)), 0) << knob << "=" << value;
       }
+      EXPECT_EQ(cpu::mlx_x16_bands(), cpu::kMlxX16Bands);
+      EXPECT_EQ(cpu::mlx_x16_prefetch_bytes(), cpu::kMlxX16PrefetchBytes);
     }
   }
 }

@@ -99,6 +99,7 @@ constexpr TuningKnob kTuningKnobs[] = {{"attention-prefetch", cpu::set_attention
                                        {"gguf-x16-prefetch", gguf_cpu::set_x16_prefetch_bytes},
                                        {"heavy-int8-bands", cpu::set_heavy_int8_gemv_bands},
                                        {"mlx-x16-bands", cpu::set_mlx_x16_bands},
+                                       {"mlx-x16-prefetch", cpu::set_mlx_x16_prefetch_bytes},
                                        {"solo-bytes", cpu::set_solo_launch_bytes}};
 
 }  // namespace

@@ -23,6 +23,19 @@ inline constexpr size_t kMlxX16Bands = 2;
 // do not depend on it, to the bit.
 size_t mlx_x16_bands();
 void set_mlx_x16_bands(size_t bands);
+// How far ahead the kernels ask for the lines of codes, scales and biases
+// they will read: kMlxX16PrefetchBytes, or what set_mlx_x16_prefetch_bytes
+// forced (0: the default again; under kMinPrefetchBytes, less than a line
+// ahead, in effect none; at most kMaxPrefetchBytes), process-wide like
+// set_mlx_x16_bands. 4 KB, as the row-major MLX gemvs (mlx_scales-inl.h):
+// on the Zen 5 host, 3584 x 1024 from DRAM with x in 24 bits on two threads
+// (BM_MlxGemv with QWEN35_BENCH_AB, the default's time over the other's),
+// mlx4 and mlx8: 1 KB 0.86 and 0.85, 2 KB 0.95 and 0.94, 8 KB 0.97 and
+// 0.99, 16 KB 0.95 and 0.93, none 0.76 and 0.82; mlx8 decode at 8 KB 0.95
+// (`qwen35 bench --ab mlx-x16-prefetch=8192`, median of 5 repeats).
+inline constexpr size_t kMlxX16PrefetchBytes = 4096;
+size_t mlx_x16_prefetch_bytes();
+void set_mlx_x16_prefetch_bytes(size_t bytes);
 
 // y[r] = base[r] (0 if null) + row r . x for the rows of the groups of passes
 // p (each group of 16 rows a row there, in mlx_x16_bands() bands) of w, whose codes,
