@@ -513,7 +513,8 @@ void set_x16_prefetch_bytes(size_t bytes) {
 
 size_t x16_bands(DType layout, size_t digits) {
   if (digits == 1) return forced_bands.or_default(kX16Bands);
-  return forced_bands.or_default(layout == DType::kQ5_Kx16 ? kQ5KInt24Bands : kX16Int24Bands);
+  const bool heavy = layout == DType::kQ5_Kx16 || layout == DType::kQ6_Kx16;
+  return forced_bands.or_default(heavy ? kHeavyInt24Bands : kX16Int24Bands);
 }
 
 void set_x16_bands(size_t bands) { forced_bands.force_one_of(bands, "regrouped GGUF gemv bands", {1, 2, 4}); }

@@ -36,13 +36,18 @@ constexpr size_t kX16Bands = 4;
 // registers in all, and spilled them (3584 x 1024 from the caches, Zen 5:
 // 45-54 GiB/s in four bands, 57 in two).
 constexpr size_t kX16Int24Bands = 2;
-// Except Q5_Kx16, in one: the most arithmetic per byte of them (its fifth
-// bits), and one read stream per thread is what such a loop reads DRAM
-// fastest in on two threads (thirty-sixth session). `qwen35 bench --ab
-// gguf-x16-bands=1` (thirty-seventh): q5_k 1.07-1.11 times the tok/s of two
-// bands in five runs (one at context 4096), where q4_k measured 0.94-1.01
-// and q6_k 0.97-1.13.
-constexpr size_t kQ5KInt24Bands = 1;
+// Except Q5_Kx16 and Q6_Kx16, in one: the most arithmetic per byte of them
+// (Q5_K's fifth bits, Q6_K's codes assembled from three runs), and one read
+// stream per thread is what such a loop reads DRAM fastest in on two threads
+// (thirty-sixth session). `qwen35 bench --ab gguf-x16-bands=1`
+// (thirty-seventh): q5_k 1.07-1.11 times the tok/s of two bands in five runs
+// (one at context 4096), where q4_k measured 0.94-1.01 and q6_k 0.97-1.13.
+// Q6_Kx16 too since the forty-third, when every line of its blocks is asked
+// for (thirty-ninth): q6_k 1.055, 1.116 and, at context 4096, 1.094 (medians
+// of 5 repeats; all 15 repeats 1.03-1.13), where q4_k measured 0.88 and q4_0
+// 0.94; 3584 x 1024 from DRAM (BM_Gemv with QWEN35_BENCH_AB, medians of 5)
+// 1.16, 1.12, 1.12 against Q4_Kx16's 1.05, 1.05, 0.92.
+constexpr size_t kHeavyInt24Bands = 1;
 // The bands of a regrouped `layout` for x in `digits` 8-bit digits: the
 // above, or what set_x16_bands forced.
 size_t x16_bands(DType layout, size_t digits);
