@@ -144,8 +144,9 @@ TEST_P(Int24Cpu, TuningKnobsChangeNoBit) {
       for (const auto& [knob, value] : settings) {
         gpu->set_tuning(knob, value);
         // The knob reaches what the kernels read.
-        ASSERT_EQ(knob == "gguf-x16-bands" ? gguf_cpu::x16_bands(m->dtype(), options.int8_activations ? 1 : kDigits)
-                                           : gguf_cpu::x16_prefetch_bytes(),
+        const size_t digits = options.int8_activations ? 1 : kDigits;
+        ASSERT_EQ(knob == "gguf-x16-bands" ? gguf_cpu::x16_bands(m->dtype(), digits)
+                                           : gguf_cpu::x16_prefetch_bytes(m->dtype(), digits),
                   static_cast<size_t>(value));
         const std::vector<float> tuned = d.gemv(*m, dx, kRows);
         gpu->set_tuning(knob, 0);
@@ -153,6 +154,12 @@ TEST_P(Int24Cpu, TuningKnobsChangeNoBit) {
       }
     }
   }
+  // 0 restores each layout's own defaults.
+  EXPECT_EQ(gguf_cpu::x16_prefetch_bytes(DType::kQ6_Kx16, kDigits), gguf_cpu::kQ6KInt24PrefetchBytes);
+  EXPECT_EQ(gguf_cpu::x16_prefetch_bytes(DType::kQ6_Kx16, 1), gguf_cpu::kX16PrefetchBytes);
+  EXPECT_EQ(gguf_cpu::x16_prefetch_bytes(DType::kQ4_Kx16, kDigits), gguf_cpu::kX16PrefetchBytes);
+  EXPECT_EQ(gguf_cpu::x16_bands(DType::kQ6_Kx16, kDigits), gguf_cpu::kHeavyInt24Bands);
+  EXPECT_EQ(gguf_cpu::x16_bands(DType::kQ4_Kx16, kDigits), gguf_cpu::kX16Int24Bands);
 }
 
 TEST(Int24Activations, TuningKnobsRefuseWhatTheyDoNotKnow) {

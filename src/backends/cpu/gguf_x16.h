@@ -56,11 +56,20 @@ size_t x16_bands(DType layout, size_t digits);
 // `qwen35 bench --ab`, which compares them in one process. The results do not
 // depend on it, to the bit.
 void set_x16_bands(size_t bands);
-// How far ahead the kernels ask for the lines they will read: kX16PrefetchBytes,
-// or what set_x16_prefetch_bytes forced (0: the default again; under
+// Q6_Kx16 with x in 24 bits, one read stream per thread (kHeavyInt24Bands),
+// asks 8 KB ahead: `qwen35 bench --ab gguf-x16-prefetch=8192` (forty-third
+// session, one band already the default) q6_k 1.098 and 1.095 (all 10
+// repeats 1.05-1.15; 12 KB 1.089, 16 KB 1.093), though BM_Gemv's 3584 x 1024
+// read 0.98 times as fast: the bytes are in the 248320-row output projection
+// (a third of a q6_k token's), one long stream per thread. Q5_Kx16, in one
+// band too, measured 1.034 and 1.033 (within the noise here; it keeps 4 KB).
+constexpr size_t kQ6KInt24PrefetchBytes = 8192;
+// How far ahead the kernels of a regrouped `layout` ask for the lines they
+// will read with x in `digits` 8-bit digits: the above, or what
+// set_x16_prefetch_bytes forced (0: the defaults again; under
 // cpu::kMinPrefetchBytes, less than a line ahead: no prefetch at all; at most
 // cpu::kMaxPrefetchBytes), process-wide like set_x16_bands.
-size_t x16_prefetch_bytes();
+size_t x16_prefetch_bytes(DType layout, size_t digits);
 void set_x16_prefetch_bytes(size_t bytes);
 
 // y[r] = base[r] (0 if null) + row r . x for the rows of the groups of passes
