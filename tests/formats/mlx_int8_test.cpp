@@ -213,8 +213,8 @@ TEST(MlxInt8Activations, CpuBackendGemvsMatchTheTwin) {
 // The regrouped MLX gemvs' tuning knobs change no bit of their results:
 // the band count (mlx-x16-bands; 240 rows are 15 groups of 16, which one, two
 // or four bands split with groups over) and the prefetch distance
-// (mlx-x16-prefetch: under a line; 64 KB, past the matrix's end from most of
-// its rows), for 4- and 8-bit codes and x in 8 and in 24 bits.
+// (mlx-x16-prefetch: under a line; 64 KB, past the matrix's end from its
+// later rows), for 4- and 8-bit codes and x in 8 and in 24 bits.
 TEST(MlxInt8Activations, RegroupedTuningKnobsChangeNoBit) {
   constexpr uint32_t kRows = 240, kCols = 1024;
   const std::vector<float> x = varied_floats(kCols, 31);

@@ -42,11 +42,12 @@ constexpr size_t kX16Int24Bands = 2;
 // (thirty-sixth session). `qwen35 bench --ab gguf-x16-bands=1`
 // (thirty-seventh): q5_k 1.07-1.11 times the tok/s of two bands in five runs
 // (one at context 4096), where q4_k measured 0.94-1.01 and q6_k 0.97-1.13.
-// Q6_Kx16 too since the forty-third, when every line of its blocks is asked
-// for (thirty-ninth): q6_k 1.055, 1.116 and, at context 4096, 1.094 (medians
-// of 5 repeats; all 15 repeats 1.03-1.13), where q4_k measured 0.88 and q4_0
-// 0.94; 3584 x 1024 from DRAM (BM_Gemv with QWEN35_BENCH_AB, medians of 5)
-// 1.16, 1.12, 1.12 against Q4_Kx16's 1.05, 1.05, 0.92.
+// Q6_Kx16 too since the forty-third session: q6_k 1.055, 1.116 and, at
+// context 4096, 1.094 (medians of 5 repeats; all 15 repeats 1.03-1.13), and
+// two bands against one, one the default, 0.933 and 0.915; q4_k measured
+// 0.88 and q4_0 0.94 in one. 3584 x 1024 from DRAM (BM_Gemv with
+// QWEN35_BENCH_AB, medians of 5): 1.16, 1.12, 1.12 against Q4_Kx16's 1.05,
+// 1.05, 0.92.
 constexpr size_t kHeavyInt24Bands = 1;
 // The bands of a regrouped `layout` for x in `digits` 8-bit digits: the
 // above, or what set_x16_bands forced.
@@ -59,10 +60,12 @@ void set_x16_bands(size_t bands);
 // Q6_Kx16 with x in 24 bits, one read stream per thread (kHeavyInt24Bands),
 // asks 8 KB ahead: `qwen35 bench --ab gguf-x16-prefetch=8192` (forty-third
 // session, one band already the default) q6_k 1.098 and 1.095 (all 10
-// repeats 1.05-1.15; 12 KB 1.089, 16 KB 1.093), though BM_Gemv's 3584 x 1024
-// read 0.98 times as fast: the bytes are in the 248320-row output projection
-// (a third of a q6_k token's), one long stream per thread. Q5_Kx16, in one
-// band too, measured 1.034 and 1.033 (within the noise here; it keeps 4 KB).
+// repeats 1.05-1.15; 12 KB 1.089, 16 KB 1.093; 4 KB against 8 KB, 8 KB the
+// default, 0.964, 0.970 and at 4096 0.910), though BM_Gemv's 3584 x 1024 read
+// 0.98 times as fast: likely the gain is in decode's 248320-row output
+// projection (a third of a q6_k token's bytes), one long stream per thread,
+// which the benchmark lacks. Q5_Kx16, in one band too, measured 1.034 and
+// 1.033 (within the noise here; it keeps 4 KB).
 constexpr size_t kQ6KInt24PrefetchBytes = 8192;
 // How far ahead the kernels of a regrouped `layout` ask for the lines they
 // will read with x in `digits` 8-bit digits: the above, or what
