@@ -427,21 +427,13 @@ HWY_INLINE void q6_group_dots(const GgufBlockQ6Kx16* const* g, const cpu::Int8Ac
   }
 }
 
-// The regrouped DType whose blocks are Grouped.
-template <typename Grouped>
-constexpr DType kLayoutOf = std::is_same_v<Grouped, GgufBlockQ4_0x16>   ? DType::kQ4_0x16
-                            : std::is_same_v<Grouped, GgufBlockQ8_0x16> ? DType::kQ8_0x16
-                            : std::is_same_v<Grouped, GgufBlockQ4Kx16>  ? DType::kQ4_Kx16
-                            : std::is_same_v<Grouped, GgufBlockQ5Kx16>  ? DType::kQ5_Kx16
-                                                                        : DType::kQ6_Kx16;
-
 // The groups of passes p (cpu/row_bands.h, a group per row) in their bands
 // (x16_bands), x in D digits.
 template <typename Grouped, size_t D>
 void groups(const Grouped* w, const cpu::Int8Activations& x, size_t cols, const float* base, float* y,
             const cpu::RowPasses& p) {
   const size_t blocks = cols / (kSuperBlocks<Grouped> ? 256 : 32);
-  const size_t ahead = x16_prefetch_bytes(kLayoutOf<Grouped>, D);
+  const size_t ahead = x16_prefetch_bytes(*gguf_regrouped_layout(Grouped::kSourceType), D);
   const auto dots = [&](auto groups_n, size_t first, size_t stride, float* out) {
     constexpr size_t G = decltype(groups_n)::value;
     const Grouped* g[G];
