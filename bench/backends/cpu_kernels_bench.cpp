@@ -85,14 +85,23 @@ size_t run_with_ab(benchmark::State& state, GpuBackend& gpu, Launch launch_once)
   return 2;
 }
 
+// The SIMD target of every kernel: the CPU's best, or QWEN35_BENCH_SIMD (a
+// name `qwen35 --simd` takes, e.g. AVX2), to time another target's kernels.
+std::string bench_simd() {
+  const char* target = std::getenv("QWEN35_BENCH_SIMD");
+  return target ? target : "";
+}
+
 // The CPU backend by x's digits: 0, float x; 1, the one whose GGUF and MLX gemvs
 // take x in 8 bits; 3, the one whose regrouped GGUF, Q6_K and MLX gemvs take it in 24.
 GpuBackend& cpu(int64_t digits = 0) {
-  static std::unique_ptr<GpuBackend> backend = create_backend("cpu", BackendOptions{.threads = bench_threads()});
-  static std::unique_ptr<GpuBackend> int8_backend =
-      create_backend("cpu", BackendOptions{.threads = bench_threads(), .int8_activations = true});
-  static std::unique_ptr<GpuBackend> int24_backend =
-      create_backend("cpu", BackendOptions{.threads = bench_threads(), .int24_activations = true});
+  const auto options = [](bool int8, bool int24) {
+    return BackendOptions{
+        .threads = bench_threads(), .int8_activations = int8, .int24_activations = int24, .simd_target = bench_simd()};
+  };
+  static std::unique_ptr<GpuBackend> backend = create_backend("cpu", options(false, false));
+  static std::unique_ptr<GpuBackend> int8_backend = create_backend("cpu", options(true, false));
+  static std::unique_ptr<GpuBackend> int24_backend = create_backend("cpu", options(false, true));
   return digits == 0 ? *backend : digits == 1 ? *int8_backend : *int24_backend;
 }
 
@@ -161,6 +170,7 @@ BENCHMARK(BM_Gemv)
     ->Args({248320, 1024, 1, 0, 0})
     ->Args({248320, 1024, 10, 0, 1})
     ->Args({248320, 1024, 10, 0, 3})
+    ->Args({248320, 1024, 8, 0, 3})
     ->Args({248320, 1024, 5, 0, 3})
     ->Args({248320, 1024, 12, 0, 3})
     ->UseRealTime();
