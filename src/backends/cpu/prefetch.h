@@ -18,7 +18,10 @@ namespace qwen35::cpu {
 // callee free of side effects): the regrouped GGUF and MLX gemvs and the
 // row-major integer and float GGUF ones had no prefetch instruction at all
 // until the thirty-second session, attention and the dense gemvs some of
-// theirs (objdump -d of each object file, counting prefetcht0).
+// theirs (objdump -d of each object file, counting prefetcht0). A lambda
+// whose body is only prefetches goes the same way: one in group_dots
+// (cpu_gguf_x16.cpp, forty-fourth session) took 500 of that object's 2185
+// prefetch instructions with it. Write the prefetch loops in the kernel.
 __attribute__((always_inline)) inline void prefetch_past(const void* p, size_t bytes) {
   __builtin_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) + bytes), /*rw=*/0, /*locality=*/3);
 }
