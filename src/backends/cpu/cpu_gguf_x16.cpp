@@ -127,7 +127,7 @@ HWY_INLINE void run_dots(const uint8_t* const* codes, size_t v, const Quad& quad
 // live with the accumulators and sums, more than AVX-512's 32 registers).
 // One thread, 3584 x 1024, in one process (QWEN35_BENCH_AB, medians of 3,
 // Zen 5), the run-major walk against the block-major one: Q4_0x16 from the
-// caches 1.21-1.26 times as fast, from DRAM 1.01-1.12, Q8_0x16 1.05-1.11
+// caches 1.21-1.26 times as fast, from DRAM 1.01-1.12, Q8_0x16 1.04-1.11
 // and 1.0; q4_0 decode 1.03, 1.05, 1.07 and 1.08 (`qwen35 bench --ab`, medians
 // of 5). With x in 8 bits (8 quads) it measured 0.92-0.99 there, and on the
 // AVX2 and AVX3 targets (16 registers, or no VNNI) 0.64-0.9 from the caches.
