@@ -160,6 +160,11 @@ TEST_P(Int24Cpu, TuningKnobsChangeNoBit) {
   EXPECT_EQ(gguf_cpu::x16_prefetch_bytes(DType::kQ4_Kx16, kDigits), gguf_cpu::kX16PrefetchBytes);
   EXPECT_EQ(gguf_cpu::x16_bands(DType::kQ6_Kx16, kDigits), gguf_cpu::kHeavyInt24Bands);
   EXPECT_EQ(gguf_cpu::x16_bands(DType::kQ4_Kx16, kDigits), gguf_cpu::kX16Int24Bands);
+  // With x in 8 bits the counts depend on the host's CPU vendor, except Q8_0x16's.
+  const bool amd = cpu::amd_x86_host();
+  EXPECT_EQ(gguf_cpu::x16_bands(DType::kQ8_0x16, 1), gguf_cpu::kX16Bands);
+  EXPECT_EQ(gguf_cpu::x16_bands(DType::kQ6_Kx16, 1), amd ? gguf_cpu::kHeavyInt24Bands : gguf_cpu::kX16Bands);
+  EXPECT_EQ(gguf_cpu::x16_bands(DType::kQ4_0x16, 1), amd ? gguf_cpu::kX16Int24Bands : gguf_cpu::kX16Bands);
 }
 
 TEST(Int24Activations, TuningKnobsRefuseWhatTheyDoNotKnow) {

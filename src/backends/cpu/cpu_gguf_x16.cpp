@@ -578,7 +578,7 @@ void set_x16_prefetch_bytes(size_t bytes) {
 }
 
 size_t x16_bands(DType layout, size_t digits) {
-  if (digits == 1) return forced_bands.or_default(kX16Bands);
+  if (digits == 1 && (layout == DType::kQ8_0x16 || !cpu::amd_x86_host())) return forced_bands.or_default(kX16Bands);
   const bool heavy = layout == DType::kQ5_Kx16 || layout == DType::kQ6_Kx16;
   return forced_bands.or_default(heavy ? kHeavyInt24Bands : kX16Int24Bands);
 }

@@ -30,11 +30,16 @@ namespace qwen35::gguf_cpu {
 // Q4_Kx16 asks for its blocks' lines of scales too and Q6_Kx16 for every line
 // of its blocks, which the codes' prefetches had left to DRAM (cpu_gguf_x16.cpp).
 constexpr size_t kX16PrefetchBytes = 4096;
+// Four bands with x in 8 bits: off AMD's CPUs (the Xeon measurements above),
+// and for Q8_0x16 (which decode takes only with x in 8 bits) on them too. On
+// the Zen 5 host `qwen35 bench --int8-activations --ab gguf-x16-bands=N`
+// (forty-fifth session, medians of 5 repeats) measured q8_0 at 0.885 with
+// one band and 0.922 with two.
 constexpr size_t kX16Bands = 4;
-// With x in 24 bits, two: a Q4_Kx16 pass of four bands keeps 24 accumulators
-// (four groups, two sub-blocks, three digits) and more than AVX-512's 32
-// registers in all, and spilled them (3584 x 1024 from the caches, Zen 5:
-// 45-54 GiB/s in four bands, 57 in two).
+// With x in 24 bits, and on AMD's CPUs with x in 8 bits too, two: a Q4_Kx16
+// pass of four bands keeps 24 accumulators (four groups, two sub-blocks,
+// three digits) and more than AVX-512's 32 registers in all, and spilled them
+// (3584 x 1024 from the caches, Zen 5: 45-54 GiB/s in four bands, 57 in two).
 constexpr size_t kX16Int24Bands = 2;
 // Except Q5_Kx16 and Q6_Kx16, in one: the most arithmetic per byte of them
 // (Q5_K's fifth bits, Q6_K's codes assembled from three runs), and one read
@@ -48,9 +53,16 @@ constexpr size_t kX16Int24Bands = 2;
 // 0.88 and q4_0 0.94 in one. 3584 x 1024 from DRAM (BM_Gemv with
 // QWEN35_BENCH_AB, medians of 5): 1.16, 1.12, 1.12 against Q4_Kx16's 1.05,
 // 1.05, 0.92.
+// On AMD's CPUs these two counts serve x in 8 bits as well. Until the
+// forty-fifth session x in 8 bits kept the Xeon's four bands there, and
+// decoded slower than x in 24 bits, a third of the dot products notwithstanding
+// (q6_k 64 against 86 tok/s, q4_k 103 against 113). Against four, in one
+// process (`--int8-activations --ab gguf-x16-bands=N`, Zen 5, medians of 5
+// repeats): q6_k 1.226 with one band, 1.178 with two; q5_k 1.262 and 1.201;
+// q4_k 1.087 and 1.114; q4_0 0.998 and 1.036.
 constexpr size_t kHeavyInt24Bands = 1;
-// The bands of a regrouped `layout` for x in `digits` 8-bit digits: the
-// above, or what set_x16_bands forced.
+// The bands of a regrouped `layout` for x in `digits` 8-bit digits on this
+// host: the above, or what set_x16_bands forced.
 size_t x16_bands(DType layout, size_t digits);
 // Makes x16_bands() return `bands` (1, 2 or 4) for every x, or the above again
 // for 0, process-wide: for the tests, which check each count, and for

@@ -1,5 +1,5 @@
 // The band counts and prefetch distances that may be forced, and
-// heavy_int8_gemv_bands: the host's choice, from its CPU vendor.
+// heavy_int8_gemv_bands: the host's choice, from its CPU vendor (amd_x86_host).
 #include "cpu/row_bands.h"
 
 #include <cstring>
@@ -14,7 +14,7 @@
 namespace qwen35::cpu {
 namespace {
 
-bool amd_x86_cpu() {
+bool read_amd_x86_vendor() {
 #if HWY_ARCH_X86
   unsigned max_leaf = 0, ebx = 0, ecx = 0, edx = 0;
   if (__get_cpuid(0, &max_leaf, &ebx, &ecx, &edx) == 0) return false;
@@ -39,8 +39,13 @@ constexpr size_t kDenseGemvPrefetchBytes = 1024;
 
 }  // namespace
 
+bool amd_x86_host() {
+  static const bool amd = read_amd_x86_vendor();
+  return amd;
+}
+
 size_t heavy_int8_gemv_bands() {
-  static const size_t host_bands = amd_x86_cpu() ? 2 : 4;
+  static const size_t host_bands = amd_x86_host() ? 2 : 4;
   return forced_heavy_bands.or_default(host_bands);
 }
 
