@@ -155,13 +155,15 @@ TEST_P(Int24Cpu, TuningKnobsChangeNoBit) {
     }
   }
   // 0 restores each layout's own defaults.
-  EXPECT_EQ(gguf_cpu::x16_prefetch_bytes(DType::kQ6_Kx16, kDigits), gguf_cpu::kQ6KInt24PrefetchBytes);
-  EXPECT_EQ(gguf_cpu::x16_prefetch_bytes(DType::kQ6_Kx16, 1), gguf_cpu::kX16PrefetchBytes);
+  EXPECT_EQ(gguf_cpu::x16_prefetch_bytes(DType::kQ6_Kx16, kDigits), gguf_cpu::kQ6KOneBandPrefetchBytes);
   EXPECT_EQ(gguf_cpu::x16_prefetch_bytes(DType::kQ4_Kx16, kDigits), gguf_cpu::kX16PrefetchBytes);
   EXPECT_EQ(gguf_cpu::x16_bands(DType::kQ6_Kx16, kDigits), gguf_cpu::kHeavyInt24Bands);
   EXPECT_EQ(gguf_cpu::x16_bands(DType::kQ4_Kx16, kDigits), gguf_cpu::kX16Int24Bands);
-  // With x in 8 bits the counts depend on the host's CPU vendor, except Q8_0x16's.
+  // With x in 8 bits the counts (and Q6_Kx16's distance) depend on the host's
+  // CPU vendor, except Q8_0x16's.
   const bool amd = cpu::amd_x86_host();
+  EXPECT_EQ(gguf_cpu::x16_prefetch_bytes(DType::kQ6_Kx16, 1),
+            amd ? gguf_cpu::kQ6KOneBandPrefetchBytes : gguf_cpu::kX16PrefetchBytes);
   EXPECT_EQ(gguf_cpu::x16_bands(DType::kQ8_0x16, 1), gguf_cpu::kX16Bands);
   EXPECT_EQ(gguf_cpu::x16_bands(DType::kQ6_Kx16, 1), amd ? gguf_cpu::kHeavyInt24Bands : gguf_cpu::kX16Bands);
   EXPECT_EQ(gguf_cpu::x16_bands(DType::kQ4_0x16, 1), amd ? gguf_cpu::kX16Int24Bands : gguf_cpu::kX16Bands);

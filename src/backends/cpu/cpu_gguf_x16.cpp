@@ -569,8 +569,8 @@ cpu::ForcedSetting forced_bands, forced_prefetch_bytes;
 }  // namespace
 
 size_t x16_prefetch_bytes(DType layout, size_t digits) {
-  const bool q6_k_int24 = layout == DType::kQ6_Kx16 && digits > 1;
-  return forced_prefetch_bytes.or_default(q6_k_int24 ? kQ6KInt24PrefetchBytes : kX16PrefetchBytes);
+  const bool q6_k_one_band = layout == DType::kQ6_Kx16 && (digits > 1 || cpu::amd_x86_host());
+  return forced_prefetch_bytes.or_default(q6_k_one_band ? kQ6KOneBandPrefetchBytes : kX16PrefetchBytes);
 }
 
 void set_x16_prefetch_bytes(size_t bytes) {
