@@ -70,17 +70,18 @@ size_t x16_bands(DType layout, size_t digits);
 // depend on it, to the bit.
 void set_x16_bands(size_t bands);
 // Q6_Kx16 in one read stream per thread (kHeavyInt24Bands: x in 24 bits,
-// and on AMD's CPUs x in 8 bits too) asks 8 KB ahead: `qwen35 bench --ab gguf-x16-prefetch=8192` (forty-third
-// session, one band already the default) q6_k 1.098 and 1.095 (all 10
-// repeats 1.05-1.15; 12 KB 1.089, 16 KB 1.093; 4 KB against 8 KB, 8 KB the
-// default, 0.964, 0.970 and at 4096 0.910), though BM_Gemv's 3584 x 1024 read
-// 0.98 times as fast: likely the gain is in decode's 248320-row output
-// projection (a third of a q6_k token's bytes), one long stream per thread,
-// which the benchmark lacks. Q5_Kx16, in one band too, measured 1.034 and
-// 1.033 (within the noise here; it keeps 4 KB). With x in 8 bits in one
-// band (forty-fifth session, `--int8-activations --ab
-// gguf-x16-prefetch=8192`, medians of 5) q6_k measured 1.066, 1.035, 1.037
-// and, at context 4096, 1.009; q5_k 1.014, q4_k 0.996, q8_0 1.019.
+// and on AMD's CPUs x in 8 bits too) asks 8 KB ahead: `qwen35 bench --ab
+// gguf-x16-prefetch=8192` (forty-third session, one band already the
+// default, x in 24 bits) q6_k 1.098 and 1.095 (all 10 repeats 1.05-1.15;
+// 12 KB 1.089, 16 KB 1.093; 4 KB against 8 KB, 8 KB the default, 0.964,
+// 0.970 and at 4096 0.910), though BM_Gemv's 3584 x 1024 read 0.98 times as
+// fast: likely the gain is in decode's 248320-row output projection (a third
+// of a q6_k token's bytes), one long stream per thread, which the benchmark
+// lacks. Q5_Kx16, in one band too, measured 1.034 and 1.033 (within the
+// noise here; it keeps 4 KB). With x in 8 bits in one band (forty-fifth
+// session, `--int8-activations --ab gguf-x16-prefetch=8192`, medians of 5)
+// q6_k measured 1.066, 1.035, 1.037 and, at context 4096, 1.009; q5_k
+// 1.014, q4_k 0.996, q8_0 1.019.
 constexpr size_t kQ6KOneBandPrefetchBytes = 8192;
 // How far ahead the kernels of a regrouped `layout` ask for the lines they
 // will read with x in `digits` 8-bit digits: the above, or what

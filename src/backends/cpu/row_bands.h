@@ -73,12 +73,12 @@ void set_dense_gemv_prefetch_bytes(size_t bytes);
 // them apart: two on AMD's x86 CPUs, four elsewhere. The results do not
 // depend on it, to the bit.
 size_t heavy_int8_gemv_bands();
-// Whether the CPU is AMD's x86 one, where the band counts above and those of
-// the regrouped GGUF gemvs (gguf_x16.h) differ from other hosts'.
-bool amd_x86_host();
 // Makes heavy_int8_gemv_bands() return `bands` (2 or 4), or the host's choice
 // again for 0: for the tests, which check both.
 void set_heavy_int8_gemv_bands(size_t bands);
+// Whether the CPU is AMD's x86 one, where the band counts above and those of
+// the regrouped GGUF gemvs (gguf_x16.h) differ from other hosts'.
+bool amd_x86_host();
 
 // y[r] = base[r] (0 if base is null) + dot of row r, for the rows of passes p:
 // dot(std::integral_constant<size_t, K>, size_t first, size_t stride, float* out)
