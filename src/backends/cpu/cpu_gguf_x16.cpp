@@ -566,10 +566,18 @@ HWY_EXPORT(X16Groups);
 
 namespace {
 cpu::ForcedSetting forced_bands, forced_prefetch_bytes;
+
+// The bands of a regrouped `layout` for x in `digits` 8-bit digits on this
+// host, unforced (gguf_x16.h).
+size_t default_x16_bands(DType layout, size_t digits) {
+  if (digits == 1 && (layout == DType::kQ8_0x16 || !cpu::amd_x86_host())) return kX16Bands;
+  const bool heavy = layout == DType::kQ5_Kx16 || layout == DType::kQ6_Kx16;
+  return heavy ? kHeavyInt24Bands : kX16Int24Bands;
+}
 }  // namespace
 
 size_t x16_prefetch_bytes(DType layout, size_t digits) {
-  const bool q6_k_one_band = layout == DType::kQ6_Kx16 && (digits > 1 || cpu::amd_x86_host());
+  const bool q6_k_one_band = layout == DType::kQ6_Kx16 && default_x16_bands(layout, digits) == 1;
   return forced_prefetch_bytes.or_default(q6_k_one_band ? kQ6KOneBandPrefetchBytes : kX16PrefetchBytes);
 }
 
@@ -577,11 +585,7 @@ void set_x16_prefetch_bytes(size_t bytes) {
   forced_prefetch_bytes.force_at_most(bytes, "regrouped GGUF gemv prefetch distance in bytes", cpu::kMaxPrefetchBytes);
 }
 
-size_t x16_bands(DType layout, size_t digits) {
-  if (digits == 1 && (layout == DType::kQ8_0x16 || !cpu::amd_x86_host())) return forced_bands.or_default(kX16Bands);
-  const bool heavy = layout == DType::kQ5_Kx16 || layout == DType::kQ6_Kx16;
-  return forced_bands.or_default(heavy ? kHeavyInt24Bands : kX16Int24Bands);
-}
+size_t x16_bands(DType layout, size_t digits) { return forced_bands.or_default(default_x16_bands(layout, digits)); }
 
 void set_x16_bands(size_t bands) { forced_bands.force_one_of(bands, "regrouped GGUF gemv bands", {1, 2, 4}); }
 
