@@ -76,6 +76,22 @@ TEST(RowBands, ForEachRowVisitsThePassesRows) {
   }
 }
 
+// The hosts that chose the band counts, by CPUID's vendor and family (the
+// family as CPUID leaf 1 builds it: 0x19 is Zen 3 and 4, 0x1a Zen 5), and
+// the dense gemvs' counts on each: Zen 4 walks short rows in two bands.
+TEST(RowBands, HostsByVendorAndFamily) {
+  EXPECT_EQ(band_host_of(false, 6), BandHost::kOther);
+  EXPECT_EQ(band_host_of(false, 26), BandHost::kOther);
+  EXPECT_EQ(band_host_of(true, 23), BandHost::kAmdZen4);
+  EXPECT_EQ(band_host_of(true, 25), BandHost::kAmdZen4);
+  EXPECT_EQ(band_host_of(true, 26), BandHost::kAmdZen5);
+  EXPECT_EQ(band_host_of(true, 27), BandHost::kAmdZen5);
+  for (BandHost host : {BandHost::kAmdZen4, BandHost::kAmdZen5, BandHost::kOther}) {
+    EXPECT_EQ(default_dense_gemv_bands(kShortRowMaxBytes, host), host == BandHost::kAmdZen4 ? 2u : 4u);
+    EXPECT_EQ(default_dense_gemv_bands(kShortRowMaxBytes + 1, host), 2u);
+  }
+}
+
 // Every row of every segment once, for each segment given in whole bands'
 // walks (begin, end and bands as the scheduler set them).
 void check_covers(ThreadPool& pool, const std::vector<size_t>& segments, size_t bands, size_t row_bytes) {

@@ -154,19 +154,29 @@ TEST_P(Int24Cpu, TuningKnobsChangeNoBit) {
       }
     }
   }
-  // 0 restores each layout's own defaults.
+  // 0 restores each layout's own defaults, which depend on the host
+  // (cpu::band_host()) except Q6_Kx16's distance with x in 24 bits.
   EXPECT_EQ(gguf_cpu::x16_prefetch_bytes(DType::kQ6_Kx16, kDigits), gguf_cpu::kQ6KOneBandPrefetchBytes);
   EXPECT_EQ(gguf_cpu::x16_prefetch_bytes(DType::kQ4_Kx16, kDigits), gguf_cpu::kX16PrefetchBytes);
+  const cpu::BandHost host = cpu::band_host();
+  if (host == cpu::BandHost::kAmdZen4) {
+    for (DType type : kGgufInt8Types) {
+      const DType layout = *gguf_regrouped_layout(type);
+      EXPECT_EQ(gguf_cpu::x16_bands(layout, 1), gguf_cpu::kZen4X16Bands) << dtype_name(type);
+      EXPECT_EQ(gguf_cpu::x16_bands(layout, kDigits), gguf_cpu::kZen4X16Bands) << dtype_name(type);
+    }
+    EXPECT_EQ(gguf_cpu::x16_prefetch_bytes(DType::kQ6_Kx16, 1), gguf_cpu::kQ6KOneBandPrefetchBytes);
+    return;
+  }
   EXPECT_EQ(gguf_cpu::x16_bands(DType::kQ6_Kx16, kDigits), gguf_cpu::kHeavyInt24Bands);
   EXPECT_EQ(gguf_cpu::x16_bands(DType::kQ4_Kx16, kDigits), gguf_cpu::kX16Int24Bands);
-  // With x in 8 bits the counts (and Q6_Kx16's distance) depend on the host's
-  // CPU vendor, except Q8_0x16's.
-  const bool amd = cpu::amd_x86_host();
+  // With x in 8 bits Zen 5 takes the counts of x in 24 bits, except Q8_0x16's.
+  const bool zen5 = host == cpu::BandHost::kAmdZen5;
   EXPECT_EQ(gguf_cpu::x16_prefetch_bytes(DType::kQ6_Kx16, 1),
-            amd ? gguf_cpu::kQ6KOneBandPrefetchBytes : gguf_cpu::kX16PrefetchBytes);
+            zen5 ? gguf_cpu::kQ6KOneBandPrefetchBytes : gguf_cpu::kX16PrefetchBytes);
   EXPECT_EQ(gguf_cpu::x16_bands(DType::kQ8_0x16, 1), gguf_cpu::kX16Bands);
-  EXPECT_EQ(gguf_cpu::x16_bands(DType::kQ6_Kx16, 1), amd ? gguf_cpu::kHeavyInt24Bands : gguf_cpu::kX16Bands);
-  EXPECT_EQ(gguf_cpu::x16_bands(DType::kQ4_0x16, 1), amd ? gguf_cpu::kX16Int24Bands : gguf_cpu::kX16Bands);
+  EXPECT_EQ(gguf_cpu::x16_bands(DType::kQ6_Kx16, 1), zen5 ? gguf_cpu::kHeavyInt24Bands : gguf_cpu::kX16Bands);
+  EXPECT_EQ(gguf_cpu::x16_bands(DType::kQ4_0x16, 1), zen5 ? gguf_cpu::kX16Int24Bands : gguf_cpu::kX16Bands);
 }
 
 TEST(Int24Activations, TuningKnobsRefuseWhatTheyDoNotKnow) {

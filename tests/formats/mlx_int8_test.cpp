@@ -243,7 +243,7 @@ TEST(MlxInt8Activations, RegroupedTuningKnobsChangeNoBit) {
         gpu->set_tuning(knob, 0);
         ASSERT_EQ(std::memcmp(tuned.data(), defaults.data(), kRows * sizeof(float)), 0) << knob << "=" << value;
       }
-      EXPECT_EQ(cpu::mlx_x16_bands(), cpu::kMlxX16Bands);
+      EXPECT_EQ(cpu::mlx_x16_bands(), cpu::default_mlx_x16_bands());
       EXPECT_EQ(cpu::mlx_x16_prefetch_bytes(), cpu::kMlxX16PrefetchBytes);
     }
   }

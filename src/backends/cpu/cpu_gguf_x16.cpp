@@ -570,7 +570,9 @@ cpu::ForcedSetting forced_bands, forced_prefetch_bytes;
 // The bands of a regrouped `layout` for x in `digits` 8-bit digits on this
 // host, unforced (gguf_x16.h).
 size_t default_x16_bands(DType layout, size_t digits) {
-  if (digits == 1 && (layout == DType::kQ8_0x16 || !cpu::amd_x86_host())) return kX16Bands;
+  const cpu::BandHost host = cpu::band_host();
+  if (host == cpu::BandHost::kAmdZen4) return kZen4X16Bands;
+  if (digits == 1 && (layout == DType::kQ8_0x16 || host == cpu::BandHost::kOther)) return kX16Bands;
   const bool heavy = layout == DType::kQ5_Kx16 || layout == DType::kQ6_Kx16;
   return heavy ? kHeavyInt24Bands : kX16Int24Bands;
 }

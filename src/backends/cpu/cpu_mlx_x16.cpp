@@ -271,7 +271,9 @@ namespace {
 ForcedSetting forced_bands, forced_prefetch_bytes;
 }  // namespace
 
-size_t mlx_x16_bands() { return forced_bands.or_default(kMlxX16Bands); }
+size_t default_mlx_x16_bands() { return band_host() == BandHost::kAmdZen4 ? kZen4MlxX16Bands : kMlxX16Bands; }
+
+size_t mlx_x16_bands() { return forced_bands.or_default(default_mlx_x16_bands()); }
 
 size_t mlx_x16_prefetch_bytes() { return forced_prefetch_bytes.or_default(kMlxX16PrefetchBytes); }
 

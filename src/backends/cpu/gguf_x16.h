@@ -31,12 +31,12 @@ namespace qwen35::gguf_cpu {
 // of its blocks, which the codes' prefetches had left to DRAM (cpu_gguf_x16.cpp).
 constexpr size_t kX16PrefetchBytes = 4096;
 // Four bands with x in 8 bits: off AMD's CPUs (the Xeon measurements above),
-// and for Q8_0x16 (which decode takes only with x in 8 bits) on them too. On
+// and for Q8_0x16 (which decode takes only with x in 8 bits) on Zen 5 too. On
 // the Zen 5 host `qwen35 bench --int8-activations --ab gguf-x16-bands=N`
 // (forty-fifth session, medians of 5 repeats) measured q8_0 at 0.885 with
 // one band and 0.922 with two.
 constexpr size_t kX16Bands = 4;
-// With x in 24 bits, and on AMD's CPUs with x in 8 bits too, two: a Q4_Kx16
+// With x in 24 bits, and on Zen 5 with x in 8 bits too, two: a Q4_Kx16
 // pass of four bands keeps 24 accumulators (four groups, two sub-blocks,
 // three digits) and more than AVX-512's 32 registers in all, and spilled them
 // (3584 x 1024 from the caches, Zen 5: 45-54 GiB/s in four bands, 57 in two).
@@ -53,7 +53,7 @@ constexpr size_t kX16Int24Bands = 2;
 // 0.88 and q4_0 0.94 in one. 3584 x 1024 from DRAM (BM_Gemv with
 // QWEN35_BENCH_AB, medians of 5): 1.16, 1.12, 1.12 against Q4_Kx16's 1.05,
 // 1.05, 0.92.
-// On AMD's CPUs these two counts serve x in 8 bits as well. Until the
+// On Zen 5 these two counts serve x in 8 bits as well. Until the
 // forty-fifth session x in 8 bits kept the Xeon's four bands there, and
 // decoded slower than x in 24 bits, a third of the dot products notwithstanding
 // (q6_k 64 against 86 tok/s, q4_k 103 against 113). Against four, in one
@@ -61,6 +61,13 @@ constexpr size_t kX16Int24Bands = 2;
 // repeats): q6_k 1.226 with one band, 1.178 with two; q5_k 1.262 and 1.201;
 // q4_k 1.087 and 1.114; q4_0 0.998 and 1.036.
 constexpr size_t kHeavyInt24Bands = 1;
+// On Zen 4 (cpu::BandHost::kAmdZen4) every layout in one band, for x in 8 and
+// in 24 bits: against the counts above, `qwen35 bench [--int8-activations]
+// --ab gguf-x16-bands=1` (forty-sixth session, medians of 5-7 repeats)
+// measured q4_k 1.08 and 1.14-1.17 (x in 24 and 8 bits), q4_0 1.09-1.16 and
+// 1.02-1.13, q8_0 (x in 8 bits) 1.12 twice; q5_k and q6_k, in one band
+// already, 0.84-0.98 in two.
+constexpr size_t kZen4X16Bands = 1;
 // The bands of a regrouped `layout` for x in `digits` 8-bit digits on this
 // host: the above, or what set_x16_bands forced.
 size_t x16_bands(DType layout, size_t digits);

@@ -18,9 +18,14 @@ namespace qwen35::cpu {
 // (alternating, three rounds: 70.4, 70.0, 66.2 tok/s against 69.7, 63.0,
 // 59.5), though two hold 24 accumulators and spill some.
 inline constexpr size_t kMlxX16Bands = 2;
-// kMlxX16Bands, or what set_mlx_x16_bands forced (1, 2 or 4; 0: the default
-// again), process-wide: for the tests and `qwen35 bench --ab`. The results
-// do not depend on it, to the bit.
+// On Zen 4 (BandHost::kAmdZen4) one: `qwen35 bench [--int8-activations] --ab
+// mlx-x16-bands=1` (forty-sixth session, medians of 5-7 repeats) measured
+// mlx4 1.15 and 1.04-1.05 (x in 24 and 8 bits), mlx8 1.06-1.07 and 1.16.
+inline constexpr size_t kZen4MlxX16Bands = 1;
+// The above for this host, or what set_mlx_x16_bands forced (1, 2 or 4; 0:
+// the default again), process-wide: for the tests and `qwen35 bench --ab`.
+// The results do not depend on it, to the bit.
+size_t default_mlx_x16_bands();
 size_t mlx_x16_bands();
 void set_mlx_x16_bands(size_t bands);
 // How far ahead the kernels ask for the lines of codes, scales and biases

@@ -1,5 +1,5 @@
-// The band counts and prefetch distances that may be forced, and
-// heavy_int8_gemv_bands: the host's choice, from its CPU vendor (amd_x86_host).
+// The band counts and prefetch distances that may be forced, and the host's
+// own choices, from its CPU's vendor and family (band_host).
 #include "cpu/row_bands.h"
 
 #include <cstring>
@@ -14,17 +14,22 @@
 namespace qwen35::cpu {
 namespace {
 
-bool read_amd_x86_vendor() {
+BandHost read_band_host() {
 #if HWY_ARCH_X86
   unsigned max_leaf = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid(0, &max_leaf, &ebx, &ecx, &edx) == 0) return false;
+  if (__get_cpuid(0, &max_leaf, &ebx, &ecx, &edx) == 0) return BandHost::kOther;
   char vendor[12];
   std::memcpy(vendor, &ebx, 4);
   std::memcpy(vendor + 4, &edx, 4);
   std::memcpy(vendor + 8, &ecx, 4);
-  return std::memcmp(vendor, "AuthenticAMD", 12) == 0;
+  if (std::memcmp(vendor, "AuthenticAMD", 12) != 0 || max_leaf < 1) return BandHost::kOther;
+  unsigned eax = 0;
+  __get_cpuid(1, &eax, &ebx, &ecx, &edx);
+  const unsigned base_family = (eax >> 8) & 0xf;
+  const unsigned family = base_family == 0xf ? base_family + ((eax >> 20) & 0xff) : base_family;
+  return band_host_of(/*amd=*/true, family);
 #else
-  return false;
+  return BandHost::kOther;
 #endif
 }
 
@@ -39,17 +44,19 @@ constexpr size_t kDenseGemvPrefetchBytes = 1024;
 
 }  // namespace
 
-bool amd_x86_host() {
-  static const bool amd = read_amd_x86_vendor();
-  return amd;
+BandHost band_host() {
+  static const BandHost host = read_band_host();
+  return host;
 }
 
 size_t heavy_int8_gemv_bands() {
-  static const size_t host_bands = amd_x86_host() ? 2 : 4;
+  static const size_t host_bands = band_host() == BandHost::kOther ? 4 : 2;
   return forced_heavy_bands.or_default(host_bands);
 }
 
-size_t dense_gemv_bands(size_t row_bytes) { return forced_dense_bands.or_default(default_dense_gemv_bands(row_bytes)); }
+size_t dense_gemv_bands(size_t row_bytes) {
+  return forced_dense_bands.or_default(default_dense_gemv_bands(row_bytes, band_host()));
+}
 
 size_t dense_gemv_prefetch_bytes() {
   const size_t bytes = forced_dense_prefetch.or_default(kDenseGemvPrefetchBytes);

@@ -38,6 +38,21 @@ constexpr size_t pass_count(size_t rows, size_t bands) { return rows / bands + r
 // but the MLP's down projection, whose rows are 7 KB, is short).
 constexpr size_t kShortRowMaxBytes = 4096;
 
+// The CPUs whose measurements chose the band counts below and those of the
+// regrouped GGUF and MLX gemvs (gguf_x16.h, mlx_x16.h), told apart by CPUID:
+// AMD's family 25 (Zen 4; Zen 3 and AMD's older families, unmeasured, with
+// it), AMD's family 26 and later (Zen 5), and every other CPU (Intel's Xeons).
+// Zen 4 reads DRAM fastest in the fewest streams per thread: in decode, one
+// band for every regrouped gemv and two for the short dense rows beat the
+// other hosts' counts by 1.04-1.17 times (forty-sixth session).
+enum class BandHost { kAmdZen4, kAmdZen5, kOther };
+constexpr BandHost band_host_of(bool amd, unsigned family) {
+  if (!amd) return BandHost::kOther;
+  return family >= 26 ? BandHost::kAmdZen5 : BandHost::kAmdZen4;
+}
+// This process's host, read once.
+BandHost band_host();
+
 // The dense gemvs' bands, each prefetched ahead in software (simd.cpp's
 // gemv_bands_t): four for short rows, two for long ones. On the Xeon host of
 // the twenty-second session, against two and one without the prefetch, bf16
@@ -45,8 +60,12 @@ constexpr size_t kShortRowMaxBytes = 4096;
 // (alternating runs; docs/performance.md). On the Zen 5 host, unprefetched,
 // four bands had read slower than two (nineteenth session); prefetched, the
 // two read the same there (twenty-sixth: bf16 3584 x 1024 from DRAM 107-111
-// against 106-110 us, alternating).
-constexpr size_t default_dense_gemv_bands(size_t row_bytes) { return row_bytes <= kShortRowMaxBytes ? 4 : 2; }
+// against 106-110 us, alternating). On Zen 4 two for short rows too: bf16
+// decode 1.12 times as fast as in four at contexts 0 and 4096 (forty-sixth
+// session, `qwen35 bench --ab dense-bands=2`, medians of 7 repeats).
+constexpr size_t default_dense_gemv_bands(size_t row_bytes, BandHost host) {
+  return row_bytes <= kShortRowMaxBytes && host != BandHost::kAmdZen4 ? 4 : 2;
+}
 // The above, or what set_dense_gemv_bands forced for every row length.
 size_t dense_gemv_bands(size_t row_bytes);
 // Prefetch distances the tuning knobs may force: under a line ahead, none;
@@ -76,9 +95,6 @@ size_t heavy_int8_gemv_bands();
 // Makes heavy_int8_gemv_bands() return `bands` (2 or 4), or the host's choice
 // again for 0: for the tests, which check both.
 void set_heavy_int8_gemv_bands(size_t bands);
-// Whether the CPU is AMD's x86 one, where the band counts above and those of
-// the regrouped GGUF gemvs (gguf_x16.h) differ from other hosts'.
-bool amd_x86_host();
 
 // y[r] = base[r] (0 if base is null) + dot of row r, for the rows of passes p:
 // dot(std::integral_constant<size_t, K>, size_t first, size_t stride, float* out)
