@@ -235,20 +235,27 @@ TEST(CpuBackend, ShortContextAttentionOnThreeThreadsEqualsOne) {
   three.set_tuning("solo-bytes", 0);
 }
 
-// How far ahead attention asks for its rows (the tuning knob
-// attention-prefetch) changes no bit, near the end of the cache too.
+// How far ahead attention asks for its rows and into which cache level (the
+// tuning knobs attention-prefetch and attention-prefetch-level) changes no
+// bit, near the end of the cache too.
 TEST(CpuBackend, AttentionPrefetchDistanceChangesNoBit) {
   CpuBackend cpu(BackendOptions{.threads = 2});
   for (uint32_t seq_len : {100u, 3001u}) {
     const std::vector<float> expected = attention_runs(cpu, seq_len, 1)[0];
-    for (int64_t blocks : {1, 5, 16}) {
-      cpu.set_tuning("attention-prefetch", blocks);
-      const std::vector<float> got = attention_runs(cpu, seq_len, 1)[0];
-      cpu.set_tuning("attention-prefetch", 0);
-      ASSERT_TRUE(same_bits(got, expected)) << seq_len << " positions, " << blocks << " blocks ahead";
+    for (int64_t level : {1, 2}) {
+      cpu.set_tuning("attention-prefetch-level", level);
+      for (int64_t blocks : {1, 5, 16}) {
+        cpu.set_tuning("attention-prefetch", blocks);
+        const std::vector<float> got = attention_runs(cpu, seq_len, 1)[0];
+        cpu.set_tuning("attention-prefetch", 0);
+        ASSERT_TRUE(same_bits(got, expected))
+            << seq_len << " positions, " << blocks << " blocks ahead into L" << level;
+      }
     }
+    cpu.set_tuning("attention-prefetch-level", 0);
   }
   EXPECT_THROW(cpu.set_tuning("attention-prefetch", 17), Error);
+  EXPECT_THROW(cpu.set_tuning("attention-prefetch-level", 3), Error);
 }
 
 TEST(CpuBackend, UnknownSimdTargetNamesItAndTheAvailableOnes) {

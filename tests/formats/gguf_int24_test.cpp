@@ -182,9 +182,9 @@ TEST_P(Int24Cpu, TuningKnobsChangeNoBit) {
 TEST(Int24Activations, TuningKnobsRefuseWhatTheyDoNotKnow) {
   std::unique_ptr<GpuBackend> gpu = create_backend("cpu", BackendOptions{.threads = 2});
   EXPECT_EQ(gpu->tuning_knobs(),
-            (std::vector<std::string>{"attention-prefetch", "dense-bands", "dense-prefetch", "gguf-x16-bands",
-                                      "gguf-x16-prefetch", "heavy-int8-bands", "mlx-x16-bands", "mlx-x16-prefetch",
-                                      "solo-bytes"}));
+            (std::vector<std::string>{"attention-prefetch", "attention-prefetch-level", "dense-bands",
+                                      "dense-prefetch", "gguf-x16-bands", "gguf-x16-prefetch", "heavy-int8-bands",
+                                      "mlx-x16-bands", "mlx-x16-prefetch", "solo-bytes"}));
   const auto message = [&](std::string_view knob, int64_t value) {
     try {
       gpu->set_tuning(knob, value);

@@ -24,11 +24,20 @@ HWY_BEFORE_NAMESPACE();
 namespace qwen35::simd::HWY_NAMESPACE {
 // hn, DF, VF, load_f32, to_f32 and sum: simd_common-inl.h.
 
+// Prefetches the line `bytes` past p into L1 or, unless to_l1, L2 (KvBlock).
+HWY_INLINE void prefetch_line(const void* p, size_t bytes, bool to_l1) {
+  if (to_l1) {
+    cpu::prefetch_past(p, bytes);
+  } else {
+    cpu::prefetch_past_to_l2(p, bytes);
+  }
+}
+
 // Prefetches the lines of the 2n elements at p, `bytes` on (nothing when 0).
 template <typename T>
-HWY_INLINE void prefetch_step(const T* p, size_t bytes, size_t n) {
+HWY_INLINE void prefetch_step(const T* p, size_t bytes, size_t n, bool to_l1) {
   if (bytes == 0) return;
-  for (size_t line = 0; line < 2 * n * sizeof(T); line += 64) cpu::prefetch_past(p, bytes + line);
+  for (size_t line = 0; line < 2 * n * sizeof(T); line += 64) prefetch_line(p, bytes + line, to_l1);
 }
 
 // Attention's two inner loops work on a few query heads (those sharing a KV
@@ -146,7 +155,7 @@ struct PlainSlice {
   const T* p;
   VF load(DF df, size_t i) const { return load_f32(df, p + i); }
   float at(size_t i) const { return to_f32(p[i]); }
-  void prefetch(size_t i, size_t bytes, size_t n) const { prefetch_step(p + i, bytes, n); }
+  void prefetch(size_t i, size_t bytes, size_t n, bool to_l1) const { prefetch_step(p + i, bytes, n, to_l1); }
 };
 
 // An fp8 slice, decoded in registers as it is read: its codes, and for the
@@ -167,9 +176,9 @@ struct Fp8Slice {
     }
   }
   float at(size_t i) const { return fp8_e4m3_to_f32(codes[i]) * bf16_at(scales + i / 16); }
-  void prefetch(size_t i, size_t bytes, size_t n) const {
-    prefetch_step(codes + i, bytes, n);
-    cpu::prefetch_past(scales + i / 16, bytes);
+  void prefetch(size_t i, size_t bytes, size_t n, bool to_l1) const {
+    prefetch_step(codes + i, bytes, n, to_l1);
+    prefetch_line(scales + i / 16, bytes, to_l1);
   }
 };
 
@@ -240,10 +249,11 @@ constexpr size_t kScoreRows = kManyRegisters ? 4 : 1;
 struct OrderedPrefetch {
   const void* rows;
   size_t offset, lines, per_step;
+  bool to_l1;
   size_t next = 0;  // the next line
   void operator()() {
     const size_t end = std::min(lines, next + per_step);
-    for (; next < end; ++next) cpu::prefetch_past(rows, offset + 64 * next);
+    for (; next < end; ++next) prefetch_line(rows, offset + 64 * next, to_l1);
   }
 };
 
@@ -310,8 +320,8 @@ constexpr size_t kValueVectors = kManyRegisters ? 4 : 2;
 // rows[r * row_stride + i], for M queries j and i < count. The accumulators
 // stay in registers across the rows of a chunk of V vectors of columns.
 template <size_t M, typename Rows>
-HWY_INLINE void axpy_pass(const Rows& rows, size_t g, size_t n_rows, size_t prefetch_bytes, const float* weights,
-                          size_t weight_stride, float* accs, size_t stride, size_t count) {
+HWY_INLINE void axpy_pass(const Rows& rows, size_t g, size_t n_rows, size_t prefetch_bytes, bool to_l1,
+                          const float* weights, size_t weight_stride, float* accs, size_t stride, size_t count) {
   const DF df;
   const size_t n = hn::Lanes(df);
   const auto chunk = [&](auto vectors, size_t i) HWY_ATTR {
@@ -323,7 +333,7 @@ HWY_INLINE void axpy_pass(const Rows& rows, size_t g, size_t n_rows, size_t pref
     for (size_t r = 0; r < n_rows; ++r) {
       const auto row = rows.slice(r, g);
       if (prefetch_bytes != 0) {
-        for (size_t v = 0; v + 2 <= V; v += 2) row.prefetch(i + v * n, prefetch_bytes, n);
+        for (size_t v = 0; v + 2 <= V; v += 2) row.prefetch(i + v * n, prefetch_bytes, n, to_l1);
       }
       VF x[V];
       for (size_t v = 0; v < V; ++v) x[v] = row.load(df, i + v * n);
@@ -374,7 +384,7 @@ HWY_INLINE void score_rows(const Rows& rows, const KvBlock& k, size_t b, size_t 
   // Prefetching calls: one per two vectors of a slice, for each head's slices.
   const size_t steps = k.n_heads * std::max<size_t>(1, k.head_dim / (2 * hn::Lanes(DF())));
   OrderedPrefetch prefetch{.rows = rows.row_address(b), .offset = prefetch_bytes, .lines = lines,
-                           .per_step = (lines + steps - 1) / steps};
+                           .per_step = (lines + steps - 1) / steps, .to_l1 = k.prefetch_to_l1};
   for (size_t g = 0; g < k.n_heads; ++g) {
     decltype(rows.slice(0, 0)) slices[R];
     for (size_t r = 0; r < R; ++r) slices[r] = rows.slice(b + r, g);
@@ -412,7 +422,7 @@ void attention_values_t(const Rows& rows, const KvBlock& v, const float* weights
   for (size_t g = 0; g < v.n_heads; ++g) {
     const size_t j0 = g * v.group;
     for_query_groups(v.group, [&](auto m, size_t q0) {
-      axpy_pass<decltype(m)::value>(rows, g, v.n_rows, q0 == 0 ? prefetch_bytes : 0,
+      axpy_pass<decltype(m)::value>(rows, g, v.n_rows, q0 == 0 ? prefetch_bytes : 0, v.prefetch_to_l1,
                                     weights + (j0 + q0) * weight_stride, weight_stride, accs + (j0 + q0) * acc_stride,
                                     acc_stride, v.head_dim);
     });

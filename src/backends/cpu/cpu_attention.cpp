@@ -50,11 +50,13 @@ const std::byte* kv_row(DevicePtr cache, const AttentionDecodeArgs& a, uint32_t 
 // block, they made fp8 attention slower than bf16, which reads twice the bytes
 // (4096 positions from the caches: 617-713 us, now 460-570, bf16 300-360).
 template <typename E>
-simd::KvBlock kv_block(DevicePtr cache, const AttentionDecodeArgs& a, uint32_t t0, uint32_t n, uint32_t prefetch) {
+simd::KvBlock kv_block(DevicePtr cache, const AttentionDecodeArgs& a, uint32_t t0, uint32_t n, uint32_t prefetch,
+                       bool prefetch_to_l1) {
   const uint32_t kv_dim = a.n_heads_kv * a.head_dim;
   simd::KvBlock block{.rows = kv_row<E>(cache, a, t0), .type = simd::WeightType::kF32, .row_stride = kv_dim,
                       .n_rows = n, .n_heads = a.n_heads_kv, .head_dim = a.head_dim,
-                      .group = a.n_heads_q / a.n_heads_kv, .prefetch_rows = prefetch};
+                      .group = a.n_heads_q / a.n_heads_kv, .prefetch_rows = prefetch,
+                      .prefetch_to_l1 = prefetch_to_l1};
   if constexpr (is_fp8_kv<E>) {
     block.row_stride = kv_row_size<E>(a);  // bytes
     block.fp8 = true;
@@ -78,6 +80,23 @@ constexpr uint32_t kBlock = 32;
 // from the caches 0.98-1.02. Four blocks 0.92 times two, eight 0.77-0.86.
 constexpr uint32_t kPrefetchBlocks = 1;
 cpu::ForcedSetting forced_prefetch_blocks;
+
+// The cache level those prefetches fill: 2 (L2, prefetch_past_to_l2), not 1.
+// Into L1 each waited for one of the core's few L1 miss buffers, and the
+// rows came from DRAM as if the arithmetic and the reads took turns: on the
+// Zen 4 host of the forty-sixth session, one thread read 4096 positions of a
+// bf16 cache at 8.2 GB/s from DRAM against 17.1 from L3 and 18.4 for a dense
+// gemv from DRAM. Into L2 (BM_AttentionDecode with QWEN35_BENCH_AB, medians
+// of 5): 4096 positions from DRAM 1.62 times as fast on one thread (1.51
+// with prefetcht1), 1.72 on two, 32768 1.56; from L3 1.10; fp8 caches,
+// bound by their decoding, 1.02-1.04. In decode (q4_k, 4096 positions)
+// attention took 2.15-2.39 ms per token instead of 2.68-3.61; whole tokens
+// at 4096 (`qwen35 bench --ab attention-prefetch-level=1`, L1 against L2)
+// measured q4_k 0.920, q5_k 0.972, mlx4 1.013, bf16 1.043 and 1.021, the
+// last two within the noise. Zen 5 and the Xeons are unmeasured: the tuning
+// knob attention-prefetch-level compares.
+constexpr size_t kPrefetchLevel = 2;
+cpu::ForcedSetting forced_prefetch_level;
 
 // Pieces per thread at most. Two chunks per thread, fixed, left the launching
 // thread waiting up to 40% of the kernel's time at 4096 positions (0.2-40%
@@ -119,10 +138,11 @@ void attend_pieces(const AttentionDecodeArgs& a, uint32_t t_begin, uint32_t t_en
   thread_local std::vector<float> scores;  // [n_heads_q, run_len]: one contiguous row per query head
   scores.resize(size_t{run_len} * a.n_heads_q);
   const auto distance = static_cast<uint32_t>(kBlock * forced_prefetch_blocks.or_default(kPrefetchBlocks));
+  const bool prefetch_to_l1 = forced_prefetch_level.or_default(kPrefetchLevel) == 1;
   // Rows [t0, t0 + kBlock) of a cache, clipped at `end`, asking for those `distance` on.
   const auto block = [&](DevicePtr cache, uint32_t t0, uint32_t end) {
     const uint32_t prefetch = t0 + distance < seq_len ? distance : 0;
-    return kv_block<E>(cache, a, t0, std::min(kBlock, end - t0), prefetch);
+    return kv_block<E>(cache, a, t0, std::min(kBlock, end - t0), prefetch, prefetch_to_l1);
   };
   for (uint32_t p0 = t_begin; p0 < t_end; p0 += piece_len) {
     const uint32_t p_end = std::min(t_end, p0 + piece_len);
@@ -214,6 +234,10 @@ void register_for(CpuBackend& cpu) {
 
 void cpu::set_attention_prefetch_blocks(size_t blocks) {
   forced_prefetch_blocks.force_at_most(blocks, "attention prefetch distance in blocks of 32 positions", 16);
+}
+
+void cpu::set_attention_prefetch_level(size_t level) {
+  forced_prefetch_level.force_one_of(level, "attention prefetch cache level", {1, 2});
 }
 
 void register_cpu_attention_kernels(CpuBackend& cpu) {

@@ -93,6 +93,7 @@ struct TuningKnob {
   void (*set)(size_t);
 };
 constexpr TuningKnob kTuningKnobs[] = {{"attention-prefetch", cpu::set_attention_prefetch_blocks},
+                                       {"attention-prefetch-level", cpu::set_attention_prefetch_level},
                                        {"dense-bands", cpu::set_dense_gemv_bands},
                                        {"dense-prefetch", cpu::set_dense_gemv_prefetch_bytes},
                                        {"gguf-x16-bands", gguf_cpu::set_x16_bands},

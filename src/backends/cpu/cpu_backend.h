@@ -66,6 +66,10 @@ namespace cpu {
 // rows (1; at most 16, 0: the default again): the tuning knob
 // attention-prefetch, process-wide. The results do not depend on it.
 void set_attention_prefetch_blocks(size_t blocks);
+// The cache level those prefetches fill: 1 (L1) or 2 (L2, the default; 0:
+// the default again), the tuning knob attention-prefetch-level. The results
+// do not depend on it.
+void set_attention_prefetch_level(size_t level);
 }  // namespace cpu
 
 void register_cpu_gemv_kernels(CpuBackend& cpu);

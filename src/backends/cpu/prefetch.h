@@ -26,4 +26,12 @@ __attribute__((always_inline)) inline void prefetch_past(const void* p, size_t b
   __builtin_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) + bytes), /*rw=*/0, /*locality=*/3);
 }
 
+// The same, into L2 but not L1 (prefetcht2). A prefetch into L1 holds one of
+// the core's few L1 miss buffers until its line arrives, so lines asked for
+// far ahead (attention's, 32 KB on) queue behind one another there; into L2
+// they do not, and the L1's own prefetcher brings them the last step.
+__attribute__((always_inline)) inline void prefetch_past_to_l2(const void* p, size_t bytes) {
+  __builtin_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) + bytes), /*rw=*/0, /*locality=*/1);
+}
+
 }  // namespace qwen35::cpu

@@ -64,12 +64,14 @@ void scale_add(WeightType type, const void* x, float keep, float p, float* y, si
 // row_stride elements apart, each holding n_heads slices of head_dim elements
 // (stored as `type`); query head j reads the slice of KV head j / group. The
 // kernels read each row once, in order, for all query heads, and also ask for
-// the rows prefetch_rows on (0: none) as they go.
+// the rows prefetch_rows on (0: none) as they go, into L2 (prefetch.h's
+// prefetch_past_to_l2) or, if prefetch_to_l1, into L1.
 struct KvBlock {
   const void* rows;
   WeightType type;
   size_t row_stride, n_rows, n_heads, head_dim, group;
   size_t prefetch_rows;
+  bool prefetch_to_l1 = false;
   // True for rows in the fp8 KV-cache format (`type` unused): n_heads *
   // head_dim E4M3 codes, then a BF16 scale per 16 of them; row_stride counts
   // bytes, and head_dim is a multiple of 16. Decoded in registers as read.
