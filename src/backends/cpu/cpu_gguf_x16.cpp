@@ -410,6 +410,13 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
 // the spans' 16 bytes of scales add up to a line) and the block's d to DRAM:
 // decode of q6_k 1.15 and 1.20 times as fast as that (medians of eight
 // alternating pairs in one process, Zen 5, the probe at 69-71 GB/s).
+// Into L2 only (cpu::prefetch_past_to_l2), as attention's rows: 8 KB ahead,
+// each prefetch into L1 held one of its few miss buffers until its line came.
+// On Zen 4 (forty-sixth session, alternating binaries, one run each) q6_k
+// decode read 0.878-0.882 of the probe against 0.775-0.785 in three pairs,
+// 0.85-0.87 against 0.81 at 4096 positions; with x in 8 bits 0.838 against
+// 0.845 (the other pair too noisy to tell); unmeasured on Zen 5. Every
+// gemv's prefetches into L2 did not pay (q5_k 0.59 times as fast).
 // Lines asked for per block, 64 bytes apart from its first byte: they reach
 // its last byte wherever in a line it starts.
 constexpr size_t kQ6BlockLines = (sizeof(GgufBlockQ6Kx16) + 63) / 64;
@@ -439,7 +446,9 @@ HWY_INLINE void q6_group_dots(const GgufBlockQ6Kx16* const* g, const cpu::Int8Ac
       if constexpr (kPrefetch) {
         if (p == 0) {
           for (size_t k = 0; k < G; ++k) {
-            for (size_t line = 3 * 16; line < kQ6BlockLines; ++line) cpu::prefetch_past(&g[k][i], ahead + 64 * line);
+            for (size_t line = 3 * 16; line < kQ6BlockLines; ++line) {
+              cpu::prefetch_past_to_l2(&g[k][i], ahead + 64 * line);
+            }
           }
         }
       }
@@ -450,7 +459,9 @@ HWY_INLINE void q6_group_dots(const GgufBlockQ6Kx16* const* g, const cpu::Int8Ac
           const GgufBlockQ6Kx16::Span& span = g[k][i].spans[j];
           if constexpr (kPrefetch) {
             if (p == 0) {
-              for (size_t line = 3 * j; line < 3 * j + 3; ++line) cpu::prefetch_past(&g[k][i], ahead + 64 * line);
+              for (size_t line = 3 * j; line < 3 * j + 3; ++line) {
+                cpu::prefetch_past_to_l2(&g[k][i], ahead + 64 * line);
+              }
             }
           }
           const auto q0 = hn::LoadU(d8, span.q[0] + 4 * n * p), q1 = hn::LoadU(d8, span.q[1] + 4 * n * p),
