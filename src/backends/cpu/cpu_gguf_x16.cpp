@@ -410,9 +410,9 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
 // the spans' 16 bytes of scales add up to a line) and the block's d to DRAM:
 // decode of q6_k 1.15 and 1.20 times as fast as that (medians of eight
 // alternating pairs in one process, Zen 5, the probe at 69-71 GB/s).
-// Into L2 only (cpu::prefetch_past_to_l2), as attention's rows: 8 KB ahead,
-// each prefetch into L1 held one of its few miss buffers until its line came.
-// On Zen 4 (forty-sixth session, alternating binaries, one run each) q6_k
+// Into L2 only (cpu::prefetch_past_to_l2), as attention's rows, at every
+// distance: 8 KB ahead (one band), each prefetch into L1 held one of its few
+// miss buffers until its line came. On Zen 4 (forty-sixth session, alternating binaries, one run each) q6_k
 // decode read 0.878-0.882 of the probe against 0.775-0.785 in three pairs,
 // 0.85-0.87 against 0.81 at 4096 positions; with x in 8 bits 0.838 against
 // 0.845 (the other pair too noisy to tell); unmeasured on Zen 5. Every
