@@ -127,7 +127,8 @@ TEST_P(Int24Cpu, TuningKnobsChangeNoBit) {
   const std::vector<float> x = varied_floats(kCols, 21);
   const std::pair<std::string_view, int64_t> settings[] = {
       {"gguf-x16-bands", 1}, {"gguf-x16-bands", 2}, {"gguf-x16-bands", 4},
-      {"gguf-x16-prefetch", 1}, {"gguf-x16-prefetch", 512}, {"gguf-x16-prefetch", 8192}};
+      {"gguf-x16-prefetch", 1}, {"gguf-x16-prefetch", 512}, {"gguf-x16-prefetch", 8192},
+      {"gguf-x16-q5-prefetch-lines", 32}, {"gguf-x16-q5-prefetch-lines", 44}};
   for (const BackendOptions& options : {BackendOptions{.threads = 2, .int8_activations = true},
                                         BackendOptions{.threads = 2, .int24_activations = true}}) {
     std::unique_ptr<GpuBackend> gpu = create_backend("cpu", options);
@@ -145,8 +146,9 @@ TEST_P(Int24Cpu, TuningKnobsChangeNoBit) {
         gpu->set_tuning(knob, value);
         // The knob reaches what the kernels read.
         const size_t digits = options.int8_activations ? 1 : kDigits;
-        ASSERT_EQ(knob == "gguf-x16-bands" ? gguf_cpu::x16_bands(m->dtype(), digits)
-                                           : gguf_cpu::x16_prefetch_bytes(m->dtype(), digits),
+        ASSERT_EQ(knob == "gguf-x16-bands"               ? gguf_cpu::x16_bands(m->dtype(), digits)
+                  : knob == "gguf-x16-q5-prefetch-lines" ? gguf_cpu::x16_q5_prefetch_lines()
+                                                         : gguf_cpu::x16_prefetch_bytes(m->dtype(), digits),
                   static_cast<size_t>(value));
         const std::vector<float> tuned = d.gemv(*m, dx, kRows);
         gpu->set_tuning(knob, 0);
@@ -159,6 +161,8 @@ TEST_P(Int24Cpu, TuningKnobsChangeNoBit) {
   EXPECT_EQ(gguf_cpu::x16_prefetch_bytes(DType::kQ6_Kx16, kDigits), gguf_cpu::kQ6KOneBandPrefetchBytes);
   EXPECT_EQ(gguf_cpu::x16_prefetch_bytes(DType::kQ4_Kx16, kDigits), gguf_cpu::kX16PrefetchBytes);
   const cpu::BandHost host = cpu::band_host();
+  EXPECT_EQ(gguf_cpu::x16_q5_prefetch_lines(),
+            host == cpu::BandHost::kAmdZen4 ? gguf_cpu::kQ5KBlockLines : gguf_cpu::kQ5KCodeLines);
   if (host == cpu::BandHost::kAmdZen4) {
     for (DType type : kGgufInt8Types) {
       const DType layout = *gguf_regrouped_layout(type);
@@ -183,8 +187,9 @@ TEST(Int24Activations, TuningKnobsRefuseWhatTheyDoNotKnow) {
   std::unique_ptr<GpuBackend> gpu = create_backend("cpu", BackendOptions{.threads = 2});
   EXPECT_EQ(gpu->tuning_knobs(),
             (std::vector<std::string>{"attention-prefetch", "attention-prefetch-level", "dense-bands",
-                                      "dense-prefetch", "gguf-x16-bands", "gguf-x16-prefetch", "heavy-int8-bands",
-                                      "mlx-x16-bands", "mlx-x16-prefetch", "solo-bytes"}));
+                                      "dense-prefetch", "gguf-x16-bands", "gguf-x16-prefetch",
+                                      "gguf-x16-q5-prefetch-lines", "heavy-int8-bands", "mlx-x16-bands",
+                                      "mlx-x16-prefetch", "solo-bytes"}));
   const auto message = [&](std::string_view knob, int64_t value) {
     try {
       gpu->set_tuning(knob, value);
@@ -198,6 +203,7 @@ TEST(Int24Activations, TuningKnobsRefuseWhatTheyDoNotKnow) {
   EXPECT_NE(message("gguf-x16-bands", -1).find("not -1"), std::string::npos);
   EXPECT_NE(message("heavy-int8-bands", 1).find("not 1"), std::string::npos);
   EXPECT_NE(message("gguf-x16-prefetch", 1 << 20).find("not 1048576"), std::string::npos);
+  EXPECT_NE(message("gguf-x16-q5-prefetch-lines", 40).find("not 40"), std::string::npos);
   EXPECT_NE(message("mlx-x16-bands", 8).find("not 8"), std::string::npos);
   EXPECT_NE(message("mlx-x16-prefetch", 65537).find("not 65537"), std::string::npos);
   gpu->set_tuning("gguf-x16-bands", 0);

@@ -98,6 +98,7 @@ constexpr TuningKnob kTuningKnobs[] = {{"attention-prefetch", cpu::set_attention
                                        {"dense-prefetch", cpu::set_dense_gemv_prefetch_bytes},
                                        {"gguf-x16-bands", gguf_cpu::set_x16_bands},
                                        {"gguf-x16-prefetch", gguf_cpu::set_x16_prefetch_bytes},
+                                       {"gguf-x16-q5-prefetch-lines", gguf_cpu::set_x16_q5_prefetch_lines},
                                        {"heavy-int8-bands", cpu::set_heavy_int8_gemv_bands},
                                        {"mlx-x16-bands", cpu::set_mlx_x16_bands},
                                        {"mlx-x16-prefetch", cpu::set_mlx_x16_prefetch_bytes},

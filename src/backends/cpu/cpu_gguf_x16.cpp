@@ -288,14 +288,18 @@ constexpr size_t kK4RunsPerStep = 2;
 // probe at 64-75 GB/s). Q5_Kx16's fifth bits and scales asked for alike
 // measured 0.97-1.00 and its scales alone 0.94-1.02: it is the kernel with the
 // most arithmetic per byte, and there the prefetches' cost weighs as much.
+// On Zen 4 it asks for them (every_line: gguf_x16.h's
+// x16_q5_prefetch_lines), a line of fifth bits with the first run of its span.
 template <typename Grouped>
 constexpr bool kPrefetchHeaders = std::is_same_v<Grouped, GgufBlockQ4Kx16>;
 constexpr size_t kK4HeaderLines = offsetof(GgufBlockQ4Kx16, qs) / 64;
 static_assert(offsetof(GgufBlockQ4Kx16, qs) % 64 == 0 && sizeof(GgufBlockQ4Kx16) % 64 == 0);
+static_assert(offsetof(GgufBlockQ5Kx16, spans) == 64 * kK4HeaderLines && sizeof(GgufBlockQ5Kx16::Span) % 64 == 0);
+static_assert(sizeof(GgufBlockQ5Kx16) / 64 == kQ5KBlockLines);
 
 template <typename Grouped, size_t G, size_t D, bool kPrefetch>
 HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activations& x, size_t blocks, float* out,
-                              size_t ahead) {
+                              size_t ahead, bool every_line) {
   constexpr bool kFifthBits = std::is_same_v<Grouped, GgufBlockQ5Kx16>;
   using DQ = hn::CappedTag<int32_t, 16>;
   const DQ dq;
@@ -323,8 +327,8 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
         sums[k] = hn::Zero(df);
         min_sums[k] = hn::Zero(df);
       }
-      if constexpr (kPrefetch && kPrefetchHeaders<Grouped>) {
-        if (p == 0) {
+      if constexpr (kPrefetch) {
+        if (p == 0 && (kPrefetchHeaders<Grouped> || every_line)) {
           for (size_t k = 0; k < G; ++k) {
             for (size_t line = 0; line < kK4HeaderLines; ++line) cpu::prefetch_past(&g[k][i], ahead + 64 * line);
           }
@@ -344,6 +348,9 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
             const Grouped& b = g[k][i];
             for (size_t v = v0; v < v0 + kK4RunsPerStep; ++v) {
               if constexpr (kPrefetch) cpu::prefetch_past(gguf_x16_k4_run(b, c, v), ahead);
+              if constexpr (kPrefetch && kFifthBits) {
+                if (every_line && v % 4 == 0) cpu::prefetch_past(b.spans[2 * c + v / 4].qh, ahead);
+              }
               const auto bytes = hn::LoadU(d8, gguf_x16_k4_run(b, c, v) + 4 * n * p);
               auto low = hn::And(bytes, low4);
               auto high = kHighInPlace<Grouped> ? hn::AndNot(low4, bytes) : hn::ShiftRight<4>(bytes);
@@ -508,6 +515,7 @@ void groups(const Grouped* w, const cpu::Int8Activations& x, size_t cols, const 
             const cpu::RowPasses& p) {
   const size_t blocks = cols / (kSuperBlocks<Grouped> ? 256 : 32);
   const size_t ahead = x16_prefetch_bytes(*gguf_regrouped_layout(Grouped::kSourceType), D);
+  const bool every_line = std::is_same_v<Grouped, GgufBlockQ5Kx16> && x16_q5_prefetch_lines() == kQ5KBlockLines;
   const auto dots = [&](auto groups_n, size_t first, size_t stride, float* out) {
     constexpr size_t G = decltype(groups_n)::value;
     const Grouped* g[G];
@@ -517,7 +525,7 @@ void groups(const Grouped* w, const cpu::Int8Activations& x, size_t cols, const 
       if constexpr (std::is_same_v<Grouped, GgufBlockQ6Kx16>) {
         q6_group_dots<G, D, kPrefetch>(g, x, blocks, out, ahead);
       } else if constexpr (kSuperBlocks<Grouped>) {
-        k4_group_dots<Grouped, G, D, kPrefetch>(g, x, blocks, out, ahead);
+        k4_group_dots<Grouped, G, D, kPrefetch>(g, x, blocks, out, ahead, every_line);
       } else {
         group_dots<Grouped, G, D, kPrefetch>(g, x, blocks, out, ahead);
       }
@@ -576,7 +584,7 @@ namespace qwen35::gguf_cpu {
 HWY_EXPORT(X16Groups);
 
 namespace {
-cpu::ForcedSetting forced_bands, forced_prefetch_bytes;
+cpu::ForcedSetting forced_bands, forced_prefetch_bytes, forced_q5_prefetch_lines;
 
 // The bands of a regrouped `layout` for x in `digits` 8-bit digits on this
 // host, unforced (gguf_x16.h).
@@ -596,6 +604,15 @@ size_t x16_prefetch_bytes(DType layout, size_t digits) {
 
 void set_x16_prefetch_bytes(size_t bytes) {
   forced_prefetch_bytes.force_at_most(bytes, "regrouped GGUF gemv prefetch distance in bytes", cpu::kMaxPrefetchBytes);
+}
+
+size_t x16_q5_prefetch_lines() {
+  return forced_q5_prefetch_lines.or_default(cpu::band_host() == cpu::BandHost::kAmdZen4 ? kQ5KBlockLines
+                                                                                         : kQ5KCodeLines);
+}
+
+void set_x16_q5_prefetch_lines(size_t lines) {
+  forced_q5_prefetch_lines.force_one_of(lines, "Q5_Kx16 lines asked for per block", {kQ5KCodeLines, kQ5KBlockLines});
 }
 
 size_t x16_bands(DType layout, size_t digits) { return forced_bands.or_default(default_x16_bands(layout, digits)); }

@@ -97,6 +97,21 @@ constexpr size_t kQ6KOneBandPrefetchBytes = 8192;
 // cpu::kMaxPrefetchBytes), process-wide like set_x16_bands.
 size_t x16_prefetch_bytes(DType layout, size_t digits);
 void set_x16_prefetch_bytes(size_t bytes);
+// Of each Q5_Kx16 block's 44 lines, its kernel asks for the 32 of codes
+// ahead, or on Zen 4 all 44: the 4 of d, dmin and scales and the 8 of fifth
+// bits too, which the codes' prefetches skip. On the Zen 4 host (forty-seventh
+// session) q5_k decoded 1.024-1.069 times as fast with all 44 in six
+// in-process comparisons (`qwen35 bench --dtype q5_k --ab`, medians of 5-7
+// repeats: four at context 0, one with x in 8 bits, one at 4096), the fifth
+// bits alone 1.004-1.068; BM_Gemv 3584 x 1024 from DRAM 1.01-1.04. With the
+// knob, 32 against the default 44: 0.969, 0.989 and, x in 8 bits, 0.977. On
+// the Zen 5 host (thirty-ninth session) all 44 measured 0.97-1.00 and the
+// scales alone 0.94-1.02, so it and the other hosts keep 32. Forced (0: the
+// default again) by the tuning knob gguf-x16-q5-prefetch-lines, for the tests
+// and for `qwen35 bench --ab`; the results do not depend on it, to the bit.
+constexpr size_t kQ5KCodeLines = 32, kQ5KBlockLines = 44;
+size_t x16_q5_prefetch_lines();
+void set_x16_q5_prefetch_lines(size_t lines);
 
 // y[r] = base[r] (0 if null) + row r . x for the rows of the groups of passes
 // p (cpu/row_bands.h, each group of 16 rows a row there, in x16_bands bands) of
