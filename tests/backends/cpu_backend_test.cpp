@@ -100,6 +100,7 @@ TEST(CpuBackend, DenseTuningKnobsChangeNoBit) {
     }
   }
   EXPECT_EQ(cpu::dense_gemv_bands(4096), cpu::default_dense_gemv_bands(4096, cpu::band_host()));
+  EXPECT_EQ(cpu::dense_gemv_prefetch_bytes(), cpu::default_dense_gemv_prefetch_bytes(cpu::band_host()));
   cpu.set_tuning("dense-bands", 1);
   EXPECT_EQ(cpu::dense_gemv_bands(4096), 1u);
   cpu.set_tuning("dense-prefetch", 8);

@@ -89,6 +89,7 @@ TEST(RowBands, HostsByVendorAndFamily) {
   for (BandHost host : {BandHost::kAmdZen4, BandHost::kAmdZen5, BandHost::kOther}) {
     EXPECT_EQ(default_dense_gemv_bands(kShortRowMaxBytes, host), host == BandHost::kAmdZen4 ? 2u : 4u);
     EXPECT_EQ(default_dense_gemv_bands(kShortRowMaxBytes + 1, host), 2u);
+    EXPECT_EQ(default_dense_gemv_prefetch_bytes(host), host == BandHost::kAmdZen4 ? 0u : 1024u);
   }
 }
 

@@ -35,12 +35,6 @@ BandHost read_band_host() {
 
 ForcedSetting forced_heavy_bands, forced_dense_bands, forced_dense_prefetch;
 
-// How far ahead of its loads each band's read stream is prefetched. On the
-// Xeon host of the twenty-second session (bf16 decode, alternating runs),
-// 1024 bytes beat 512 and 2048, and any prefetch beat none by 15-30%: the
-// hardware prefetcher alone ramps up too slowly on streams that jump to a
-// new page every few KB (docs/performance.md).
-constexpr size_t kDenseGemvPrefetchBytes = 1024;
 
 }  // namespace
 
@@ -59,7 +53,7 @@ size_t dense_gemv_bands(size_t row_bytes) {
 }
 
 size_t dense_gemv_prefetch_bytes() {
-  const size_t bytes = forced_dense_prefetch.or_default(kDenseGemvPrefetchBytes);
+  const size_t bytes = forced_dense_prefetch.or_default(default_dense_gemv_prefetch_bytes(band_host()));
   return bytes < kMinPrefetchBytes ? 0 : bytes;
 }
 

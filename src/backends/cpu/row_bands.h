@@ -53,8 +53,9 @@ constexpr BandHost band_host_of(bool amd, unsigned family) {
 // This process's host, read once.
 BandHost band_host();
 
-// The dense gemvs' bands, each prefetched ahead in software (simd.cpp's
-// gemv_bands_t): four for short rows, two for long ones. On the Xeon host of
+// The dense gemvs' bands, each prefetched ahead in software except on Zen 4
+// (simd.cpp's gemv_bands_t; dense_gemv_prefetch_bytes): four for short rows,
+// two for long ones. On the Xeon host of
 // the twenty-second session, against two and one without the prefetch, bf16
 // decode went from 0.69-0.73 of the probe's bandwidth to 0.81-0.95
 // (alternating runs; docs/performance.md). On the Zen 5 host, unprefetched,
@@ -72,8 +73,23 @@ size_t dense_gemv_bands(size_t row_bytes);
 // at most 64 KiB.
 constexpr size_t kMinPrefetchBytes = 64;
 constexpr size_t kMaxPrefetchBytes = 65536;
-// How far ahead of its loads each band is prefetched (simd.cpp): 1024 bytes,
-// or what set_dense_gemv_prefetch_bytes forced (0: none).
+// How far ahead of its loads each band's read stream is prefetched
+// (simd.cpp). On the Xeon host of the twenty-second session (bf16 decode,
+// alternating runs), 1024 bytes beat 512 and 2048, and any prefetch beat none
+// by 15-30%: the hardware prefetcher alone ramps up too slowly on streams that
+// jump to a new page every few KB (docs/performance.md). On Zen 4, in two
+// bands, none (0): the hardware prefetchers keep up with two streams per
+// thread there, and the prefetches only cost. `qwen35 bench --dtype bf16 --ab
+// dense-prefetch=1` (forty-seventh session, medians of 5 repeats, a prefetch
+// of each line's own bytes against 1024 ahead): 1.036, 1.035 and, at context
+// 4096, 1.172; with none the default, `--ab dense-prefetch=1024` 1.001, 0.998
+// and at 4096 0.977. BM_Gemv from DRAM, none against 1024: 3584 x 1024
+// 1.069, 1024 x 3584 1.024, the 248320-row output projection 1.025.
+constexpr size_t default_dense_gemv_prefetch_bytes(BandHost host) {
+  return host == BandHost::kAmdZen4 ? 0 : 1024;
+}
+// The above for this host, or what set_dense_gemv_prefetch_bytes forced; 0
+// (none) under kMinPrefetchBytes.
 size_t dense_gemv_prefetch_bytes();
 // Both for `qwen35 bench --ab` (tuning knobs dense-bands, 1, 2 or 4, and
 // dense-prefetch, at most kMaxPrefetchBytes; 0 restores the default) and the
