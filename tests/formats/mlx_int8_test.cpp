@@ -225,6 +225,7 @@ TEST(MlxInt8Activations, RegroupedTuningKnobsChangeNoBit) {
       SCOPED_TRACE(::testing::Message() << bits << " bits"
                                         << (options.int8_activations ? ", x in 8 bits" : ", x in 24 bits"));
       ASSERT_TRUE(gpu->regroups_mlx_rows(bits, kRows, kCols));
+      const size_t digits = options.int8_activations ? 1 : cpu::kInt24Digits;
       const QuantizedMatrix m = quantize_random(kRows, kCols, {bits, 64}, DType::kBF16, bits + 32);
       const auto w = make_mlx_affine_weights(*gpu, m.params, m.scale_dtype, m.rows, m.cols, m.codes.data(),
                                              m.scales.data(), m.biases.data(), gpu->default_stream());
@@ -237,14 +238,29 @@ TEST(MlxInt8Activations, RegroupedTuningKnobsChangeNoBit) {
       for (const auto& [knob, value] : settings) {
         gpu->set_tuning(knob, value);
         const size_t applied = knob == std::string_view("mlx-x16-bands") ? cpu::mlx_x16_bands()
-                                                                         : cpu::mlx_x16_prefetch_bytes();
+                                                                         : cpu::mlx_x16_prefetch_bytes(bits, digits);
         ASSERT_EQ(applied, static_cast<size_t>(value)) << knob;
         const std::vector<float> tuned = d.gemv(*w, dx, kRows);
         gpu->set_tuning(knob, 0);
         ASSERT_EQ(std::memcmp(tuned.data(), defaults.data(), kRows * sizeof(float)), 0) << knob << "=" << value;
       }
       EXPECT_EQ(cpu::mlx_x16_bands(), cpu::default_mlx_x16_bands());
-      EXPECT_EQ(cpu::mlx_x16_prefetch_bytes(), cpu::kMlxX16PrefetchBytes);
+      EXPECT_EQ(cpu::mlx_x16_prefetch_bytes(bits, digits),
+                cpu::default_mlx_x16_prefetch_bytes(bits, digits, cpu::band_host()));
+    }
+  }
+}
+
+// On Zen 4 only 4-bit codes with x in 24 bits ask for lines ahead.
+TEST(MlxInt8Activations, RegroupedPrefetchByHost) {
+  using cpu::BandHost;
+  for (BandHost host : {BandHost::kAmdZen4, BandHost::kAmdZen5, BandHost::kOther}) {
+    for (unsigned bits : {4u, 8u}) {
+      for (size_t digits : {size_t{1}, cpu::kInt24Digits}) {
+        const bool none = host == BandHost::kAmdZen4 && (bits == 8 || digits == 1);
+        EXPECT_EQ(cpu::default_mlx_x16_prefetch_bytes(bits, digits, host), none ? 0 : cpu::kMlxX16PrefetchBytes)
+            << bits << " bits, " << digits << " digits";
+      }
     }
   }
 }

@@ -53,7 +53,7 @@ using D8 = hn::Repartition<uint8_t, DQ>;
 // segment at scales[k], to total. A unit is 64 columns: x's blocks 2 u and
 // 2 u + 1, a row's code bytes [16 b, 16 b + 16) meeting block b. x in D
 // digits, each with dot products of its own.
-template <typename T, size_t G, size_t D>
+template <typename T, size_t G, size_t D, bool kPrefetch>
 HWY_INLINE void add_unit4(const uint8_t* const* codes, const T* const* scales, const MlxInt8Activations& x,
                           size_t cols, size_t group_size, size_t u, size_t p, size_t ahead,
                           hn::Vec<DF> (&total)[G][kParts]) {
@@ -71,7 +71,9 @@ HWY_INLINE void add_unit4(const uint8_t* const* codes, const T* const* scales, c
     const size_t a = v / 4 * 2;
     for (size_t k = 0; k < G; ++k) {
       const uint8_t* run = codes[k] + 64 * v;
-      if (p == 0) prefetch_past(run, ahead);
+      if constexpr (kPrefetch) {
+        if (p == 0) prefetch_past(run, ahead);
+      }
       const auto bytes = hn::LoadU(d8, run + 4 * n * p);
       const auto low_nibbles = hn::And(bytes, low4);
       const auto high_nibbles = kHighInPlace ? hn::AndNot(low4, bytes) : hn::ShiftRight<4>(bytes);
@@ -104,7 +106,7 @@ HWY_INLINE void add_unit4(const uint8_t* const* codes, const T* const* scales, c
 // codes meet x as they are; elsewhere, whose dot-product step saturates int16
 // pair sums for codes past 127, as their low and high nibbles, the high ones'
 // sums then 16 times over.
-template <typename T, size_t G, size_t D>
+template <typename T, size_t G, size_t D, bool kPrefetch>
 HWY_INLINE void add_unit8(const uint8_t* const* codes, const T* const* scales, const MlxInt8Activations& x,
                           size_t cols, size_t u, size_t p, size_t ahead, hn::Vec<DF> (&total)[G][kParts]) {
   const DQ dq;
@@ -120,7 +122,9 @@ HWY_INLINE void add_unit8(const uint8_t* const* codes, const T* const* scales, c
   for (size_t v = 0; v < 8; ++v) {
     for (size_t k = 0; k < G; ++k) {
       const uint8_t* run = codes[k] + 64 * v;
-      if (p == 0) prefetch_past(run, ahead);
+      if constexpr (kPrefetch) {
+        if (p == 0) prefetch_past(run, ahead);
+      }
       const auto bytes = hn::LoadU(d8, run + 4 * n * p);
       for (size_t d = 0; d < D; ++d) {
         const auto quad = x_quad_at(dq, x.codes + d * cols + 32 * u + 4 * v);
@@ -152,7 +156,7 @@ HWY_INLINE void add_unit8(const uint8_t* const* codes, const T* const* scales, c
 // array of their own: the random-weight goldens' argmaxes move with the
 // order of those additions (tied-flat-sharded mlx8 with x in 8 bits: 41 of
 // 48 agree with float x so, 39 with the bias terms added into the totals).
-template <unsigned Bits, typename T, size_t G, size_t D>
+template <unsigned Bits, typename T, size_t G, size_t D, bool kPrefetch>
 HWY_INLINE void group_dots(const uint8_t* const* grouped, const MlxRegroupedLayout& L, const MlxInt8Activations& x,
                            size_t cols, size_t group_size, size_t ahead, float* out) {
   const DF df;
@@ -172,7 +176,9 @@ HWY_INLINE void group_dots(const uint8_t* const* grouped, const MlxRegroupedLayo
       if (unit != 0) continue;
       // The code runs prefetch the lines of their own bytes ahead; these,
       // the lines of the segment's scales and biases ahead.
-      for (size_t o = 0; o < L.codes_offset(); o += 64) prefetch_past(at, ahead + o);
+      if constexpr (kPrefetch) {
+        for (size_t o = 0; o < L.codes_offset(); o += 64) prefetch_past(at, ahead + o);
+      }
       const T* biases = scales[k] + L.segment_groups * kMlxGroupedRows;
       for (size_t j = 0; j < L.segment_groups; ++j) {
         const auto x_sum = hn::Set(df, x.group_sums[segment * L.segment_groups + j]);
@@ -183,9 +189,9 @@ HWY_INLINE void group_dots(const uint8_t* const* grouped, const MlxRegroupedLayo
     }
     for (size_t p = 0; p < kParts; ++p) {
       if constexpr (Bits == 4) {
-        add_unit4<T, G, D>(codes, scales, x, cols, group_size, u, p, ahead, total);
+        add_unit4<T, G, D, kPrefetch>(codes, scales, x, cols, group_size, u, p, ahead, total);
       } else {
-        add_unit8<T, G, D>(codes, scales, x, cols, u, p, ahead, total);
+        add_unit8<T, G, D, kPrefetch>(codes, scales, x, cols, u, p, ahead, total);
       }
     }
   }
@@ -201,12 +207,14 @@ void groups_t(const simd::MlxRows& w, const MlxInt8Activations& x, const float* 
   const MlxRegroupedLayout layout({.bits = Bits, .group_size = static_cast<uint32_t>(w.group_size)}, sizeof(T),
                                   static_cast<uint32_t>(w.cols));
   const auto* grouped = reinterpret_cast<const uint8_t*>(w.codes);
-  const size_t ahead = mlx_x16_prefetch_bytes();
+  const size_t ahead = mlx_x16_prefetch_bytes(Bits, D);
   const auto dots = [&](auto groups_n, size_t first, size_t stride, float* out) {
     constexpr size_t G = decltype(groups_n)::value;
     const uint8_t* g[G];
     for (size_t k = 0; k < G; ++k) g[k] = grouped + (first + k * stride) * layout.group_bytes;
-    group_dots<Bits, T, G, D>(g, layout, x, w.cols, w.group_size, ahead, out);
+    // Without the prefetch instructions where they ask for nothing ahead.
+    if (ahead < kMinPrefetchBytes) return group_dots<Bits, T, G, D, false>(g, layout, x, w.cols, w.group_size, 0, out);
+    group_dots<Bits, T, G, D, true>(g, layout, x, w.cols, w.group_size, ahead, out);
   };
   for_any_row_bands<kMlxGroupedRows>(p, base, y, dots);
 }
@@ -275,7 +283,9 @@ size_t default_mlx_x16_bands() { return band_host() == BandHost::kAmdZen4 ? kZen
 
 size_t mlx_x16_bands() { return forced_bands.or_default(default_mlx_x16_bands()); }
 
-size_t mlx_x16_prefetch_bytes() { return forced_prefetch_bytes.or_default(kMlxX16PrefetchBytes); }
+size_t mlx_x16_prefetch_bytes(unsigned bits, size_t digits) {
+  return forced_prefetch_bytes.or_default(default_mlx_x16_prefetch_bytes(bits, digits, band_host()));
+}
 
 void set_mlx_x16_prefetch_bytes(size_t bytes) {
   forced_prefetch_bytes.force_at_most(bytes, "regrouped MLX gemv prefetch distance in bytes", kMaxPrefetchBytes);
