@@ -35,7 +35,6 @@ BandHost read_band_host() {
 
 ForcedSetting forced_heavy_bands, forced_dense_bands, forced_dense_prefetch;
 
-
 }  // namespace
 
 BandHost band_host() {

@@ -55,10 +55,9 @@ BandHost band_host();
 
 // The dense gemvs' bands, each prefetched ahead in software except on Zen 4
 // (simd.cpp's gemv_bands_t; dense_gemv_prefetch_bytes): four for short rows,
-// two for long ones. On the Xeon host of
-// the twenty-second session, against two and one without the prefetch, bf16
-// decode went from 0.69-0.73 of the probe's bandwidth to 0.81-0.95
-// (alternating runs; docs/performance.md). On the Zen 5 host, unprefetched,
+// two for long ones. On the Xeon host of the twenty-second session, against
+// two and one without the prefetch, bf16 decode went from 0.69-0.73 of the
+// probe's bandwidth to 0.81-0.95 (alternating runs; docs/performance.md). On the Zen 5 host, unprefetched,
 // four bands had read slower than two (nineteenth session); prefetched, the
 // two read the same there (twenty-sixth: bf16 3584 x 1024 from DRAM 107-111
 // against 106-110 us, alternating). On Zen 4 two for short rows too: bf16
