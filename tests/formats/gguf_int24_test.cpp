@@ -163,6 +163,10 @@ TEST_P(Int24Cpu, TuningKnobsChangeNoBit) {
   const cpu::BandHost host = cpu::band_host();
   EXPECT_EQ(gguf_cpu::x16_q5_prefetch_lines(),
             host == cpu::BandHost::kAmdZen4 ? gguf_cpu::kQ5KBlockLines : gguf_cpu::kQ5KCodeLines);
+  for (cpu::BandHost any : {cpu::BandHost::kAmdZen4, cpu::BandHost::kAmdZen5, cpu::BandHost::kOther}) {
+    EXPECT_EQ(gguf_cpu::default_x16_q5_prefetch_lines(any),
+              any == cpu::BandHost::kAmdZen4 ? gguf_cpu::kQ5KBlockLines : gguf_cpu::kQ5KCodeLines);
+  }
   if (host == cpu::BandHost::kAmdZen4) {
     for (DType type : kGgufInt8Types) {
       const DType layout = *gguf_regrouped_layout(type);

@@ -419,11 +419,13 @@ HWY_INLINE void k4_group_dots(const Grouped* const* g, const cpu::Int8Activation
 // alternating pairs in one process, Zen 5, the probe at 69-71 GB/s).
 // Into L2 only (cpu::prefetch_past_to_l2), as attention's rows, at every
 // distance: 8 KB ahead (one band), each prefetch into L1 held one of its few
-// miss buffers until its line came. On Zen 4 (forty-sixth session, alternating binaries, one run each) q6_k
-// decode read 0.878-0.882 of the probe against 0.775-0.785 in three pairs,
-// 0.85-0.87 against 0.81 at 4096 positions; with x in 8 bits 0.838 against
-// 0.845 (the other pair too noisy to tell); unmeasured on Zen 5. Every
-// gemv's prefetches into L2 did not pay (q5_k 0.59 times as fast).
+// miss buffers until its line came. On Zen 4 (forty-sixth session,
+// alternating binaries, one run each) q6_k decode read 0.878-0.882 of the
+// probe against 0.775-0.785 in three pairs, 0.85-0.87 against 0.81 at 4096
+// positions; with x in 8 bits 0.838 against 0.845 (the other pair too noisy
+// to tell); unmeasured on Zen 5. Every gemv's prefetches into L2 did not pay
+// (q5_k 0.59 times as fast); nor one kernel's at a time (forty-seventh
+// session, BM_Gemv from DRAM: 0.60-0.99, bf16 1.04 within the noise).
 // Lines asked for per block, 64 bytes apart from its first byte: they reach
 // its last byte wherever in a line it starts.
 constexpr size_t kQ6BlockLines = (sizeof(GgufBlockQ6Kx16) + 63) / 64;
@@ -607,8 +609,7 @@ void set_x16_prefetch_bytes(size_t bytes) {
 }
 
 size_t x16_q5_prefetch_lines() {
-  return forced_q5_prefetch_lines.or_default(cpu::band_host() == cpu::BandHost::kAmdZen4 ? kQ5KBlockLines
-                                                                                         : kQ5KCodeLines);
+  return forced_q5_prefetch_lines.or_default(default_x16_q5_prefetch_lines(cpu::band_host()));
 }
 
 void set_x16_q5_prefetch_lines(size_t lines) {

@@ -110,6 +110,10 @@ void set_x16_prefetch_bytes(size_t bytes);
 // default again) by the tuning knob gguf-x16-q5-prefetch-lines, for the tests
 // and for `qwen35 bench --ab`; the results do not depend on it, to the bit.
 constexpr size_t kQ5KCodeLines = 32, kQ5KBlockLines = 44;
+constexpr size_t default_x16_q5_prefetch_lines(cpu::BandHost host) {
+  return host == cpu::BandHost::kAmdZen4 ? kQ5KBlockLines : kQ5KCodeLines;
+}
+// The above for this host, or what set_x16_q5_prefetch_lines forced.
 size_t x16_q5_prefetch_lines();
 void set_x16_q5_prefetch_lines(size_t lines);
 
