@@ -161,8 +161,7 @@ TEST_P(Int24Cpu, TuningKnobsChangeNoBit) {
   EXPECT_EQ(gguf_cpu::x16_prefetch_bytes(DType::kQ6_Kx16, kDigits), gguf_cpu::kQ6KOneBandPrefetchBytes);
   EXPECT_EQ(gguf_cpu::x16_prefetch_bytes(DType::kQ4_Kx16, kDigits), gguf_cpu::kX16PrefetchBytes);
   const cpu::BandHost host = cpu::band_host();
-  EXPECT_EQ(gguf_cpu::x16_q5_prefetch_lines(),
-            host == cpu::BandHost::kAmdZen4 ? gguf_cpu::kQ5KBlockLines : gguf_cpu::kQ5KCodeLines);
+  EXPECT_EQ(gguf_cpu::x16_q5_prefetch_lines(), gguf_cpu::default_x16_q5_prefetch_lines(host));
   for (cpu::BandHost any : {cpu::BandHost::kAmdZen4, cpu::BandHost::kAmdZen5, cpu::BandHost::kOther}) {
     EXPECT_EQ(gguf_cpu::default_x16_q5_prefetch_lines(any),
               any == cpu::BandHost::kAmdZen4 ? gguf_cpu::kQ5KBlockLines : gguf_cpu::kQ5KCodeLines);

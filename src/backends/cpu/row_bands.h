@@ -57,12 +57,13 @@ BandHost band_host();
 // (simd.cpp's gemv_bands_t; dense_gemv_prefetch_bytes): four for short rows,
 // two for long ones. On the Xeon host of the twenty-second session, against
 // two and one without the prefetch, bf16 decode went from 0.69-0.73 of the
-// probe's bandwidth to 0.81-0.95 (alternating runs; docs/performance.md). On the Zen 5 host, unprefetched,
-// four bands had read slower than two (nineteenth session); prefetched, the
-// two read the same there (twenty-sixth: bf16 3584 x 1024 from DRAM 107-111
-// against 106-110 us, alternating). On Zen 4 two for short rows too: bf16
-// decode 1.12 times as fast as in four at contexts 0 and 4096 (forty-sixth
-// session, `qwen35 bench --ab dense-bands=2`, medians of 7 repeats).
+// probe's bandwidth to 0.81-0.95 (alternating runs; docs/performance.md). On
+// the Zen 5 host, unprefetched, four bands had read slower than two
+// (nineteenth session); prefetched, the two read the same there
+// (twenty-sixth: bf16 3584 x 1024 from DRAM 107-111 against 106-110 us,
+// alternating). On Zen 4 two for short rows too: bf16 decode 1.12 times as
+// fast as in four at contexts 0 and 4096 (forty-sixth session, `qwen35 bench
+// --ab dense-bands=2`, medians of 7 repeats).
 constexpr size_t default_dense_gemv_bands(size_t row_bytes, BandHost host) {
   return row_bytes <= kShortRowMaxBytes && host != BandHost::kAmdZen4 ? 4 : 2;
 }
